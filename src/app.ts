@@ -1,0 +1,74 @@
+// Assembles the HTTP service: plumbing, every capability's routes, the OpenAPI document and error handling.
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import pinoHttp from 'pino-http';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { createAuthenticator } from './auth/authenticator';
+import { authRoutes } from './auth/routes';
+import { authService } from './auth/service';
+import type { Clock } from './clock';
+import type { Config } from './config';
+import type { Stores } from './db/stores';
+import { handleErrors, handleNotFound } from './http/errors';
+import { healthRoutes } from './http/health';
+import { buildOpenApiDocument } from './http/openapi';
+import { defineRoute, mountRoutes, type RouteDefinition } from './http/route';
+import { organizationRoutes } from './orgs/routes';
+import { projectRoutes } from './projects/routes';
+import { projectService } from './projects/service';
+
+export interface AppDependencies {
+  config: Config;
+  stores: Stores;
+  clock: Clock;
+  log: Logger;
+  jwtSecret: string;
+}
+
+const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
+
+function requestLogger(log: Logger) {
+  return pinoHttp({
+    logger: log,
+    genReqId: (req, res) => {
+      const sent = req.headers['x-request-id'];
+      const id = typeof sent === 'string' && REQUEST_ID_PATTERN.test(sent) ? sent : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }), res: (res) => ({ statusCode: res.statusCode }) },
+  });
+}
+
+function openApiRoute(routes: RouteDefinition[]) {
+  return defineRoute({
+    method: 'get', path: '/openapi.json', tag: 'Meta', summary: 'This OpenAPI 3.1 document', auth: { kind: 'public' },
+    response: z.record(z.string(), z.unknown()),
+    handler: async () => buildOpenApiDocument(routes, '0.1.0'),
+  });
+}
+
+export function createApp({ config, stores, clock, log, jwtSecret }: AppDependencies) {
+  const { authenticator, forgetApiKey } = createAuthenticator(stores.pg, clock, jwtSecret);
+  const auth = authService(stores.pg, clock, { jwtSecret, sessionTtlSeconds: config.sessionTtlSeconds, loginFailuresPerEmail: config.loginFailuresPerEmail });
+  const projects = projectService(stores.pg, forgetApiKey);
+
+  const routes: RouteDefinition[] = [
+    ...healthRoutes(stores),
+    ...authRoutes(auth, clock, config.authRateLimitPerMinute),
+    ...organizationRoutes(stores.pg),
+    ...projectRoutes(projects),
+  ];
+  routes.push(openApiRoute(routes));
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.use(requestLogger(log));
+  mountRoutes(app, routes, { authenticator, bodyLimitBytes: config.bodyLimitBytes, validateResponses: process.env.NODE_ENV === 'test' });
+  app.use(handleNotFound);
+  app.use(handleErrors);
+  return { app, routes };
+}

@@ -1,0 +1,73 @@
+// HTTP declarations of accounts and sessions (contract section 2).
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import type { Clock } from '../clock';
+import { tooManyRequests } from '../http/errors';
+import { RateLimiter } from '../http/rate-limit';
+import { defineRoute } from '../http/route';
+import { displayName, email, timestampOut, uuid } from '../http/schemas';
+import { organizationSchema } from '../orgs/routes';
+import { SESSION_COOKIE } from './authenticator';
+import type { authService } from './service';
+
+const userSchema = z.object({
+  id: uuid,
+  email: z.string(),
+  name: z.string(),
+  is_verified: z.boolean(),
+  verified_at: timestampOut.nullable(),
+  created_at: timestampOut,
+});
+const profileSchema = z.object({ user: userSchema, organizations: z.array(organizationSchema) });
+const authResultSchema = profileSchema.extend({ token: z.string(), expires_at: timestampOut });
+const password = z.string().min(8, 'must be at least 8 characters').max(256, 'must be at most 256 characters');
+const tag = 'Auth';
+
+function setSessionCookie(req: Request, res: Response, token: string, expiresAt: string): void {
+  res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: req.secure, path: '/', expires: new Date(expiresAt) });
+}
+
+export function authRoutes(auth: ReturnType<typeof authService>, clock: Clock, perMinute: number) {
+  const perClient = new RateLimiter(perMinute, 60_000, () => clock.now().getTime());
+  // Login and register share one budget per client address.
+  const limitClient = (req: Request) => {
+    const wait = perClient.hit(req.ip ?? 'unknown');
+    if (wait > 0) throw tooManyRequests(wait);
+  };
+
+  return [
+    defineRoute({
+      method: 'post', path: '/auth/register', tag, summary: 'Register; also creates the first organization',
+      auth: { kind: 'public' }, guard: limitClient, status: 201,
+      body: z.strictObject({ email, password, name: displayName.optional() }), response: authResultSchema,
+      handler: async ({ body, req, res }) => {
+        const result = await auth.register(body);
+        setSessionCookie(req, res, result.token, result.expires_at);
+        return result;
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/auth/login', tag, summary: 'Log in with e-mail and password',
+      auth: { kind: 'public' }, guard: limitClient,
+      body: z.strictObject({ email, password: z.string().max(256) }), response: authResultSchema,
+      handler: async ({ body, req, res }) => {
+        const result = await auth.login(body);
+        setSessionCookie(req, res, result.token, result.expires_at);
+        return result;
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/auth/logout', tag, summary: 'Log out; the session stops working at once',
+      auth: { kind: 'session' }, status: 204,
+      handler: async ({ caller, res }) => {
+        await auth.logout(caller.sessionId);
+        res.clearCookie(SESSION_COOKIE, { path: '/' });
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/auth/me', tag, summary: 'The signed-in user and their organizations',
+      auth: { kind: 'session' }, response: profileSchema,
+      handler: ({ caller }) => auth.me(caller.userId),
+    }),
+  ];
+}

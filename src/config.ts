@@ -1,0 +1,95 @@
+// Reads and validates the service's configuration from the environment, once, at start-up.
+import path from 'node:path';
+import { z } from 'zod';
+
+const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+const seconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const bytes = (fallback: number) => z.coerce.number().int().min(1024).default(fallback);
+
+const environmentSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  CLICKHOUSE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CLICKHOUSE_USER: z.string().default('default'),
+  CLICKHOUSE_PASSWORD: z.string().default(''),
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier').default('default'),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  SESSION_TTL_SECONDS: seconds(12 * 3600),
+  BODY_LIMIT_BYTES: bytes(1024 * 1024),
+  INGEST_BODY_LIMIT_BYTES: bytes(10 * 1024 * 1024),
+  AUTH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(30),
+  LOGIN_FAILURES_PER_EMAIL: z.coerce.number().int().positive().default(10),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_PRETTY: booleanFlag.optional(),
+  TRUST_PROXY: booleanFlag.default(false),
+  // A run still running this long after its start is marked abandoned. Bounded by the live-run table's TTL.
+  RUN_ABANDON_AFTER_SECONDS: z.coerce.number().int().min(60).max(3 * 86400).default(86400),
+  ABANDON_CHECK_INTERVAL_SECONDS: seconds(60),
+  REPORT_MAX_EXECUTION_SECONDS: seconds(10),
+  REPORT_MAX_MEMORY_BYTES: z.coerce.number().int().positive().default(2 * 1024 ** 3),
+  INGEST_FLUSH_MAX_ROWS: z.coerce.number().int().positive().default(5000),
+  LOOP_REPEAT_THRESHOLD: z.coerce.number().int().min(2).default(4),
+  LOOP_ERROR_THRESHOLD: z.coerce.number().int().min(2).default(3),
+  LOOP_CYCLE_REPEATS: z.coerce.number().int().min(2).default(3),
+  LOOP_MONOLOGUE_THRESHOLD: z.coerce.number().int().min(2).default(3),
+  ALERT_EVAL_INTERVAL: seconds(60),
+  WEBHOOK_DENY_PRIVATE: booleanFlag.default(false),
+  PUBLIC_URL: z.url().optional(),
+});
+
+export type Config = ReturnType<typeof toConfig>;
+
+function toConfig(env: z.infer<typeof environmentSchema>) {
+  const dataDir = path.resolve(env.DATA_DIR);
+  return {
+    port: env.PORT,
+    dataDir,
+    databaseUrl: env.DATABASE_URL,
+    clickhouse: env.CLICKHOUSE_URL
+      ? { url: env.CLICKHOUSE_URL, username: env.CLICKHOUSE_USER, password: env.CLICKHOUSE_PASSWORD, database: env.CLICKHOUSE_DATABASE }
+      : undefined,
+    jwtSecret: env.JWT_SECRET,
+    sessionTtlSeconds: env.SESSION_TTL_SECONDS,
+    bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    ingestBodyLimitBytes: env.INGEST_BODY_LIMIT_BYTES,
+    authRateLimitPerMinute: env.AUTH_RATE_LIMIT_PER_MINUTE,
+    loginFailuresPerEmail: env.LOGIN_FAILURES_PER_EMAIL,
+    logLevel: env.LOG_LEVEL,
+    logPretty: env.LOG_PRETTY ?? process.stdout.isTTY === true,
+    trustProxy: env.TRUST_PROXY,
+    runAbandonAfterSeconds: env.RUN_ABANDON_AFTER_SECONDS,
+    abandonCheckIntervalSeconds: env.ABANDON_CHECK_INTERVAL_SECONDS,
+    reportLimits: { maxExecutionSeconds: env.REPORT_MAX_EXECUTION_SECONDS, maxMemoryBytes: env.REPORT_MAX_MEMORY_BYTES },
+    ingestFlushMaxRows: env.INGEST_FLUSH_MAX_ROWS,
+    loopThresholds: {
+      repeat: env.LOOP_REPEAT_THRESHOLD,
+      repeatedErrors: env.LOOP_ERROR_THRESHOLD,
+      cyclePeriods: [2, 3],
+      cycleRepeats: env.LOOP_CYCLE_REPEATS,
+      monologue: env.LOOP_MONOLOGUE_THRESHOLD,
+    },
+    alertEvalIntervalSeconds: env.ALERT_EVAL_INTERVAL,
+    webhookDenyPrivate: env.WEBHOOK_DENY_PRIVATE,
+    publicUrl: env.PUBLIC_URL,
+  };
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; a bad value throws one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = environmentSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue.path[0]);
+    throw new ConfigError(`invalid configuration: ${name}=${JSON.stringify(env[name] ?? '')}: ${issue.message}`);
+  }
+  const config = toConfig(parsed.data);
+  const usesRealServers = config.databaseUrl !== undefined || config.clickhouse !== undefined;
+  if (usesRealServers && !config.jwtSecret) {
+    throw new ConfigError('invalid configuration: JWT_SECRET is required when DATABASE_URL or CLICKHOUSE_URL is set');
+  }
+  return config;
+}

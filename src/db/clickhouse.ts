@@ -1,0 +1,113 @@
+// The ClickHouse store: one small interface over a real server or the embedded engine (chdb).
+import fs from 'node:fs';
+import path from 'node:path';
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { AppError, StoreUnavailableError } from '../http/errors';
+
+export interface QueryLimits {
+  maxExecutionSeconds: number;
+  maxMemoryBytes: number;
+}
+
+export interface ClickHouseQuery {
+  /** A short name for logs and system.query_log (log_comment). */
+  name: string;
+  sql: string;
+  params?: Record<string, unknown>;
+  /** Time and memory limits; a query over them fails with 503 instead of hanging. */
+  limits?: QueryLimits;
+}
+
+export interface ClickHouseStore {
+  query<Row>(query: ClickHouseQuery): Promise<Row[]>;
+  insert(table: string, rows: readonly object[]): Promise<void>;
+  command(sql: string, params?: Record<string, unknown>): Promise<void>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface ClickHouseServer {
+  url: string;
+  username: string;
+  password: string;
+  database: string;
+}
+
+// ClickHouse error codes that mean "this query ran out of its budget": TIMEOUT_EXCEEDED, TOO_SLOW,
+// MEMORY_LIMIT_EXCEEDED, TOO_MANY_ROWS_OR_BYTES / QUERY_WAS_CANCELLED.
+const LIMIT_CODES = new Set(['159', '160', '241', '396', '394']);
+
+function toStoreError(error: unknown, queryName: string): Error {
+  const code = String((error as { code?: unknown }).code ?? '');
+  if (LIMIT_CODES.has(code)) {
+    return new AppError(503, 'unavailable', `query ${queryName} exceeded its time or memory limit; narrow the window and retry`, [], {
+      'Retry-After': '5',
+    });
+  }
+  // Anything without a ClickHouse error code is the transport: the server is not reachable.
+  if (!/^\d+$/.test(code)) return new StoreUnavailableError('clickhouse', code || (error as Error).message || 'unreachable');
+  return error as Error;
+}
+
+function limitSettings(limits: QueryLimits | undefined): ClickHouseSettings {
+  if (!limits) return {};
+  return {
+    max_execution_time: limits.maxExecutionSeconds,
+    max_memory_usage: String(limits.maxMemoryBytes),
+    timeout_overflow_mode: 'throw',
+  };
+}
+
+function overClient(client: ClickHouseClient): ClickHouseStore {
+  return {
+    async query<Row>({ name, sql, params, limits }: ClickHouseQuery) {
+      try {
+        const result = await client.query({
+          query: sql,
+          query_params: params,
+          format: 'JSONEachRow',
+          clickhouse_settings: { log_comment: name, ...limitSettings(limits) },
+        });
+        return await result.json<Row>();
+      } catch (error) {
+        throw toStoreError(error, name);
+      }
+    },
+    async insert(table, rows) {
+      if (rows.length === 0) return;
+      try {
+        // Synchronous inserts: the acknowledgement to the client waits for this one.
+        await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: { async_insert: 0 } });
+      } catch (error) {
+        throw new StoreUnavailableError('clickhouse', `insert into ${table} failed: ${String((error as Error).message).split('\n')[0]}`);
+      }
+    },
+    async command(sql, params) {
+      try {
+        await client.command({ query: sql, query_params: params });
+      } catch (error) {
+        throw toStoreError(error, 'command');
+      }
+    },
+    async ping() {
+      try {
+        return (await client.ping()).success;
+      } catch {
+        return false;
+      }
+    },
+    close: () => client.close(),
+  };
+}
+
+export async function openClickHouse(options: { server?: ClickHouseServer; dataDir: string }): Promise<ClickHouseStore> {
+  if (options.server) {
+    const { url, username, password, database } = options.server;
+    return overClient(createClient({ url, username, password, database, request_timeout: 30_000 }));
+  }
+  // Loaded only in embedded mode, so a deployment on real servers never loads the native engine.
+  const { createChdbConnection } = await import('chdb/connection');
+  const directory = path.join(options.dataDir, 'clickhouse');
+  fs.mkdirSync(directory, { recursive: true });
+  return overClient(createClient({ connection: createChdbConnection({ path: directory }) } as never));
+}

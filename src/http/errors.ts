@@ -1,0 +1,87 @@
+// Typed application errors and their mapping to the contract's error body, in one place.
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { z } from 'zod';
+
+export type ErrorCode =
+  | 'validation_failed' | 'malformed_json' | 'invalid_id' | 'invalid_window' | 'unsupported_signal'
+  | 'unauthenticated' | 'forbidden' | 'not_found' | 'conflict' | 'payload_too_large'
+  | 'unsupported_media_type' | 'rate_limited' | 'unavailable' | 'internal';
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** A store (Postgres or ClickHouse) could not answer; the request may be retried. */
+export class StoreUnavailableError extends AppError {
+  constructor(store: 'postgres' | 'clickhouse', reason: string, retryAfterSeconds = 5) {
+    super(503, 'unavailable', `${store} is unavailable: ${reason}`, [], { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+export const notFound = (what = 'resource') => new AppError(404, 'not_found', `${what} not found`);
+export const forbidden = (message = 'not allowed') => new AppError(403, 'forbidden', message);
+export const conflict = (message: string) => new AppError(409, 'conflict', message);
+export const unauthenticated = (message = 'authentication required') => new AppError(401, 'unauthenticated', message);
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new AppError(429, 'rate_limited', 'too many requests', [], { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+
+export function validationError(code: 'validation_failed' | 'invalid_id', issues: z.core.$ZodIssue[], prefix: string[] = []): AppError {
+  const details = issues.map((issue) => ({
+    path: [...prefix, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+  const first = details[0];
+  const message = first ? (first.path ? `${first.path}: ${first.message}` : first.message) : 'invalid request';
+  return new AppError(400, code, message, details);
+}
+
+export const errorSchema = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.array(z.object({ path: z.string(), message: z.string() })),
+    request_id: z.string(),
+  }),
+});
+
+/** Body-parser failures carry a `type`; they become the contract's 400/413/415. */
+function fromBodyParserError(error: { type?: string; message?: string }): AppError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new AppError(400, 'malformed_json', 'request body is not valid JSON');
+    case 'entity.too.large':
+      return new AppError(413, 'payload_too_large', 'request body is too large');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError(415, 'unsupported_media_type', 'unsupported body encoding');
+    default:
+      return undefined;
+  }
+}
+
+export const handleNotFound: RequestHandler = (_req, _res, next) => next(new AppError(404, 'not_found', 'no such route'));
+
+export const handleErrors: ErrorRequestHandler = (error, req, res, _next) => {
+  const appError = error instanceof AppError ? error : fromBodyParserError(error);
+  const mapped = appError ?? new AppError(500, 'internal', 'internal error');
+  // The request log line carries the status at warn/error level; the cause of a 5xx is logged here, once.
+  if (mapped.status >= 500) req.log.error({ err: error, code: mapped.code }, mapped.message);
+  if (res.headersSent) return;
+  res.set(mapped.headers);
+  res.status(mapped.status).json({
+    error: { code: mapped.code, message: mapped.message, details: mapped.details, request_id: String(req.id) },
+  });
+};

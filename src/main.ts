@@ -1,0 +1,48 @@
+// Start-up: configuration, stores, migrations, the HTTP server, background jobs, and a graceful stop.
+import type { Server } from 'node:http';
+import { createApp } from './app';
+import { resolveJwtSecret } from './auth/secret';
+import { systemClock } from './clock';
+import { ConfigError, loadConfig, type Config } from './config';
+import { closeStores, openStores } from './db/stores';
+import { createLogger } from './logger';
+
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const log = createLogger(config);
+  const stores = await openStores(config, log);
+  const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir);
+  const { app } = createApp({ config, stores, clock: systemClock, log, jwtSecret });
+  const server: Server = app.listen(config.port, () => log.info({ port: config.port, dataDir: config.dataDir }, 'runwatch listening'));
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    // Stop taking requests, let those in flight finish, then close the stores they were writing to.
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeStores(stores);
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error) => {
+  process.stderr.write(`runwatch failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

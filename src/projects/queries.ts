@@ -1,0 +1,27 @@
+// SQL of projects and their API keys.
+const PROJECT_COLUMNS = 'id, org_id, name, created_at';
+
+export const INSERT_PROJECT = `
+  INSERT INTO projects (id, org_id, name) VALUES ($1, $2, $3)
+  ON CONFLICT (org_id, name) DO NOTHING
+  RETURNING ${PROJECT_COLUMNS}`;
+
+export const SELECT_PROJECTS = `SELECT ${PROJECT_COLUMNS} FROM projects WHERE org_id = $1 ORDER BY created_at, id`;
+
+export const SELECT_PROJECT = `SELECT ${PROJECT_COLUMNS} FROM projects WHERE org_id = $1 AND id = $2`;
+
+export const RENAME_PROJECT = `UPDATE projects SET name = $3 WHERE org_id = $1 AND id = $2 RETURNING ${PROJECT_COLUMNS}`;
+
+export const DELETE_PROJECT = `DELETE FROM projects WHERE org_id = $1 AND id = $2 RETURNING id`;
+
+const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at';
+
+export const INSERT_API_KEY = `
+  INSERT INTO api_keys (id, project_id, name, key_hash, prefix) VALUES ($1, $2, $3, $4, $5)
+  RETURNING ${KEY_COLUMNS}`;
+
+export const SELECT_API_KEYS = `
+  SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 AND revoked_at IS NULL ORDER BY created_at, id`;
+
+export const REVOKE_API_KEY = `
+  UPDATE api_keys SET revoked_at = now() WHERE project_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING key_hash`;

@@ -1,0 +1,82 @@
+// Projects of an organization and the API keys through which their agents report.
+import { generateApiKey, hashApiKey } from '../auth/api-keys';
+import type { PostgresStore } from '../db/postgres';
+import { conflict, notFound } from '../http/errors';
+import { toNullableTimestamp, toTimestamp } from '../http/schemas';
+import { uuidv7 } from '../ids';
+import * as q from './queries';
+
+interface ProjectRow {
+  id: string;
+  org_id: string;
+  name: string;
+  created_at: Date;
+}
+interface ApiKeyRow {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+const toProject = (row: ProjectRow) => ({ id: row.id, org_id: row.org_id, name: row.name, created_at: toTimestamp(row.created_at) });
+const toApiKey = (row: ApiKeyRow) => ({
+  id: row.id,
+  name: row.name,
+  prefix: row.prefix,
+  created_at: toTimestamp(row.created_at),
+  last_used_at: toNullableTimestamp(row.last_used_at),
+});
+
+export function projectService(pg: PostgresStore, onKeyRevoked: (keyHash: string) => void) {
+  async function requireProject(orgId: string, projectId: string) {
+    const [row] = await pg.query<ProjectRow>(q.SELECT_PROJECT, [orgId, projectId]);
+    if (!row) throw notFound('project');
+    return toProject(row);
+  }
+
+  return {
+    requireProject,
+    async create(orgId: string, name: string) {
+      const [row] = await pg.query<ProjectRow>(q.INSERT_PROJECT, [uuidv7(), orgId, name]);
+      if (!row) throw conflict('a project with that name already exists in this organization');
+      return toProject(row);
+    },
+    async list(orgId: string) {
+      return (await pg.query<ProjectRow>(q.SELECT_PROJECTS, [orgId])).map(toProject);
+    },
+    async rename(orgId: string, projectId: string, name: string) {
+      try {
+        const [row] = await pg.query<ProjectRow>(q.RENAME_PROJECT, [orgId, projectId, name]);
+        if (!row) throw notFound('project');
+        return toProject(row);
+      } catch (error) {
+        if ((error as { code?: string }).code === '23505') throw conflict('a project with that name already exists in this organization');
+        throw error;
+      }
+    },
+    async remove(orgId: string, projectId: string) {
+      const deleted = await pg.query(q.DELETE_PROJECT, [orgId, projectId]);
+      if (deleted.length === 0) throw notFound('project');
+    },
+    async createKey(orgId: string, projectId: string, name: string) {
+      await requireProject(orgId, projectId);
+      const key = generateApiKey();
+      const [row] = await pg.query<ApiKeyRow>(q.INSERT_API_KEY, [uuidv7(), projectId, name, hashApiKey(key), key.slice(0, 8)]);
+      return { ...toApiKey(row), key };
+    },
+    async listKeys(orgId: string, projectId: string) {
+      await requireProject(orgId, projectId);
+      return (await pg.query<ApiKeyRow>(q.SELECT_API_KEYS, [projectId])).map(toApiKey);
+    },
+    async revokeKey(orgId: string, projectId: string, keyId: string) {
+      await requireProject(orgId, projectId);
+      const [row] = await pg.query<{ key_hash: string }>(q.REVOKE_API_KEY, [projectId, keyId]);
+      if (!row) throw notFound('API key');
+      onKeyRevoked(row.key_hash);
+    },
+  };
+}
+
+export type ProjectService = ReturnType<typeof projectService>;

@@ -1,0 +1,36 @@
+// Starts the real service for a test file: real Postgres (DATABASE_URL, else PGlite) and real ClickHouse (chdb).
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import supertest from 'supertest';
+import { createApp } from '../../src/app';
+import { ManualClock } from '../../src/clock';
+import { loadConfig } from '../../src/config';
+import { closeStores, openStores } from '../../src/db/stores';
+
+// chdb binds one data directory per process, so each jest worker keeps its own.
+export const workerDataDir = path.join(os.tmpdir(), `runwatch-test-${process.env.JEST_WORKER_ID ?? '0'}-${process.ppid}`);
+
+export async function startTestApp(environment: Record<string, string> = {}) {
+  const config = loadConfig({
+    DATA_DIR: workerDataDir,
+    DATABASE_URL: process.env.DATABASE_URL,
+    JWT_SECRET: 'test-secret-that-is-at-least-32-characters-long',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...environment,
+  });
+  const log = pino({ level: config.logLevel });
+  const stores = await openStores(config, log);
+  const clock = new ManualClock(new Date());
+  const service = createApp({ config, stores, clock, log, jwtSecret: config.jwtSecret! });
+  return {
+    ...service,
+    config,
+    stores,
+    clock,
+    http: supertest(service.app),
+    close: () => closeStores(stores),
+  };
+}
+
+export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
