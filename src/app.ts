@@ -17,6 +17,10 @@ import { defineRoute, mountRoutes, type RouteDefinition } from './http/route';
 import { organizationRoutes } from './orgs/routes';
 import { projectRoutes } from './projects/routes';
 import { projectService } from './projects/service';
+import { ingestRoutes } from './ingest/routes';
+import { ingestService } from './ingest/service';
+import { runRoutes } from './runs/routes';
+import { runStore } from './runs/store';
 
 export interface AppDependencies {
   config: Config;
@@ -54,12 +58,18 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   const { authenticator, forgetApiKey } = createAuthenticator(stores.pg, clock, jwtSecret);
   const auth = authService(stores.pg, clock, { jwtSecret, sessionTtlSeconds: config.sessionTtlSeconds, loginFailuresPerEmail: config.loginFailuresPerEmail });
   const projects = projectService(stores.pg, forgetApiKey);
+  const runs = runStore(stores.ch);
+  const ingest = ingestService({
+    ch: stores.ch, runs, clock, log, loopThresholds: config.loopThresholds, flushMaxRows: config.ingestFlushMaxRows,
+  });
 
   const routes: RouteDefinition[] = [
     ...healthRoutes(stores),
     ...authRoutes(auth, clock, config.authRateLimitPerMinute),
     ...organizationRoutes(stores.pg),
     ...projectRoutes(projects),
+    ...ingestRoutes(ingest, config.ingestBodyLimitBytes),
+    ...runRoutes(runs),
   ];
   routes.push(openApiRoute(routes));
 
@@ -70,5 +80,5 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   mountRoutes(app, routes, { authenticator, bodyLimitBytes: config.bodyLimitBytes, validateResponses: process.env.NODE_ENV === 'test' });
   app.use(handleNotFound);
   app.use(handleErrors);
-  return { app, routes };
+  return { app, routes, ingest };
 }

@@ -100,14 +100,21 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
   };
 }
 
+/** DateTime64 values travel as `YYYY-MM-DD hh:mm:ss.mmm` in UTC. */
+export const toClickHouseTime = (date: Date): string => date.toISOString().replace('T', ' ').replace('Z', '');
+export const fromClickHouseTime = (text: string): Date => new Date(`${text.replace(' ', 'T')}Z`);
+
+// 64-bit counts arrive as JSON numbers (exact below 2^53, far beyond any count or sum here).
+const clientSettings: ClickHouseSettings = { output_format_json_quote_64bit_integers: 0 };
+
 export async function openClickHouse(options: { server?: ClickHouseServer; dataDir: string }): Promise<ClickHouseStore> {
   if (options.server) {
     const { url, username, password, database } = options.server;
-    return overClient(createClient({ url, username, password, database, request_timeout: 30_000 }));
+    return overClient(createClient({ url, username, password, database, request_timeout: 30_000, clickhouse_settings: clientSettings }));
   }
   // Loaded only in embedded mode, so a deployment on real servers never loads the native engine.
   const { createChdbConnection } = await import('chdb/connection');
   const directory = path.join(options.dataDir, 'clickhouse');
   fs.mkdirSync(directory, { recursive: true });
-  return overClient(createClient({ connection: createChdbConnection({ path: directory }) } as never));
+  return overClient(createClient({ connection: createChdbConnection({ path: directory }), clickhouse_settings: clientSettings } as never));
 }

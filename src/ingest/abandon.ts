@@ -1,0 +1,66 @@
+// Marks runs still running RUN_ABANDON_AFTER after their start as `abandoned`, by writing their finished row.
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import { fromClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
+import { toClickHouseTime, toRun, type FinishedRunRow, type LiveRunRow, type Run } from '../runs/model';
+
+const BATCH = 10_000;
+
+// Live rows past the cutoff whose run has no finished row yet; `runs` is read only as far back as live rows go.
+const SELECT_STALE_LIVE_RUNS = `
+  SELECT project_id, timestamp, id, version, agent_name, input, metadata, loop_detected, loop_step_index,
+         total_steps, total_tokens, total_cost_usd, tool_calls, tool_names
+  FROM live_runs FINAL
+  WHERE timestamp < {cutoff:DateTime64(3)}
+    AND (project_id, timestamp, id) NOT IN (
+      SELECT project_id, timestamp, id FROM runs
+      WHERE timestamp >= (SELECT min(timestamp) FROM live_runs) AND timestamp < {cutoff:DateTime64(3)})
+  LIMIT ${BATCH}`;
+
+export function abandonedRow(live: LiveRunRow, markedAt: Date): FinishedRunRow {
+  const { version: _version, ...started } = live;
+  const startedAt = fromClickHouseTime(live.timestamp);
+  return {
+    ...started,
+    status: 'abandoned',
+    finished_at: toClickHouseTime(markedAt),
+    duration_ms: Math.max(0, markedAt.getTime() - startedAt.getTime()),
+    output: '',
+    termination_reason: 'abandoned',
+    termination_detail: '',
+  };
+}
+
+/** One pass: returns the runs it marked. */
+export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abandonAfterSeconds: number): Promise<Run[]> {
+  const now = clock.now();
+  const cutoff = new Date(now.getTime() - abandonAfterSeconds * 1000);
+  const stale = await ch.query<LiveRunRow>({ name: 'abandon.stale', sql: SELECT_STALE_LIVE_RUNS, params: { cutoff: toClickHouseTime(cutoff) } });
+  const rows = stale.map((live) => abandonedRow(live, now));
+  await ch.insert('runs', rows);
+  return rows.map(toRun);
+}
+
+/** Runs the pass now and then every interval; returns a function that stops it. */
+export function startAbandonJob(options: {
+  ch: ClickHouseStore;
+  clock: Clock;
+  log: Logger;
+  abandonAfterSeconds: number;
+  intervalSeconds: number;
+  onAbandoned: (run: Run) => void;
+}): () => void {
+  const pass = async () => {
+    try {
+      const runs = await abandonStaleRuns(options.ch, options.clock, options.abandonAfterSeconds);
+      if (runs.length > 0) options.log.info({ count: runs.length }, 'runs marked abandoned');
+      runs.forEach(options.onAbandoned);
+    } catch (error) {
+      options.log.warn({ err: error }, 'abandon pass failed; retrying next interval');
+    }
+  };
+  void pass();
+  const timer = setInterval(() => void pass(), options.intervalSeconds * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}

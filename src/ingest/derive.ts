@@ -1,0 +1,57 @@
+// Derives what a run carries from its steps: totals, tool use and loops; and turns inputs into stored rows.
+import { toClickHouseTime, type RunTotals, type Step, type StepRow } from '../runs/model';
+import { detectLoop, type LoopThresholds } from './loops';
+import type { StepInput } from './schemas';
+
+let lastVersion = 0;
+
+/** Increasing row versions for ReplacingMergeTree: the latest write of a key wins. */
+export function nextVersion(): number {
+  lastVersion = Math.max(lastVersion + 1, Date.now() * 1000);
+  return lastVersion;
+}
+
+export function toStepRow(projectId: string, runId: string, runTimestamp: Date, step: StepInput, version: number): StepRow {
+  return {
+    project_id: projectId,
+    run_timestamp: toClickHouseTime(runTimestamp),
+    run_id: runId,
+    index: step.index,
+    version,
+    type: step.type,
+    name: step.name ?? null,
+    tool_name: step.tool_name ?? null,
+    model: step.model ?? null,
+    input: step.input ?? '',
+    output: step.output ?? '',
+    tokens: step.tokens ?? null,
+    cost_usd: step.cost_usd ?? null,
+    started_at: step.started_at ? toClickHouseTime(step.started_at) : null,
+    duration_ms: step.duration_ms ?? null,
+    error: step.error ?? null,
+  };
+}
+
+/** Steps by index, the newer of two with the same index winning (re-sending a step replaces it). */
+export function mergeSteps<S extends Pick<Step, 'index'>>(existing: readonly S[], incoming: readonly S[]): S[] {
+  const byIndex = new Map<number, S>();
+  for (const step of [...existing, ...incoming]) byIndex.set(step.index, step);
+  return [...byIndex.values()].sort((a, b) => a.index - b.index);
+}
+
+type CountedStep = Pick<StepRow, 'index' | 'type' | 'tool_name' | 'input' | 'output' | 'error' | 'tokens' | 'cost_usd'>;
+
+/** Totals of a run's steps; a loop found earlier keeps its first index (it never moves). */
+export function totalsOf(steps: readonly CountedStep[], earlierLoopIndex: number | null, thresholds: LoopThresholds): RunTotals {
+  const toolSteps = steps.filter((step) => step.type === 'tool');
+  const loop = earlierLoopIndex === null ? detectLoop(steps, thresholds) : { loopDetected: true, loopStepIndex: earlierLoopIndex };
+  return {
+    loop_detected: loop.loopDetected,
+    loop_step_index: loop.loopStepIndex,
+    total_steps: steps.length,
+    total_tokens: steps.reduce((sum, step) => sum + Number(step.tokens ?? 0), 0),
+    total_cost_usd: steps.reduce((sum, step) => sum + Number(step.cost_usd ?? 0), 0),
+    tool_calls: toolSteps.length,
+    tool_names: [...new Set(toolSteps.map((step) => step.tool_name ?? ''))],
+  };
+}

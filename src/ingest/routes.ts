@@ -1,0 +1,36 @@
+// HTTP declarations of ingest (contract section 4): agents report runs with their project API key.
+import { defineRoute } from '../http/route';
+import { pathParams } from '../http/schemas';
+import { runSchema } from '../runs/model';
+import { batchBody, batchResult, finishBody, startBody, startResult, stepsBody, stepsResult } from './schemas';
+import type { IngestService } from './service';
+
+const tag = 'Ingest';
+const runParams = pathParams('runID');
+
+export function ingestRoutes(ingest: IngestService, bodyLimit: number) {
+  return [
+    defineRoute({
+      method: 'post', path: '/ingest/agent/runs', tag, summary: 'Start a run', auth: { kind: 'apiKey' }, bodyLimit,
+      body: startBody, response: startResult, status: 201,
+      handler: ({ caller, body }) => ingest.start(caller.projectId, body),
+    }),
+    defineRoute({
+      method: 'post', path: '/ingest/agent/runs/batch', tag, summary: 'Record up to 1000 runs (starts or whole runs) at once',
+      auth: { kind: 'apiKey' }, bodyLimit, body: batchBody, response: batchResult,
+      handler: ({ caller, body }) => ingest.batch(caller.projectId, body.runs),
+    }),
+    defineRoute({
+      method: 'post', path: '/ingest/agent/runs/:runID/steps', tag, summary: 'Append steps to a running run',
+      auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: stepsBody, response: stepsResult,
+      handler: ({ caller, params, body }) =>
+        ingest.appendSteps({ projectId: caller.projectId, id: params.runID.toLowerCase(), timestamp: body.timestamp }, body.steps),
+    }),
+    defineRoute({
+      method: 'post', path: '/ingest/agent/runs/:runID/finish', tag, summary: 'Finish a run',
+      auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: finishBody, response: runSchema,
+      handler: ({ caller, params, body }) =>
+        ingest.finish({ projectId: caller.projectId, id: params.runID.toLowerCase(), timestamp: body.timestamp }, body),
+    }),
+  ];
+}

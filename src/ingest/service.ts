@@ -1,0 +1,188 @@
+// Ingest: authenticate (done by the route), validate, derive (duration, totals, loops), write — durably, via group commit.
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import { fromClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
+import { AppError, conflict, notFound, validationError } from '../http/errors';
+import { uuidv7 } from '../ids';
+import {
+  DEFAULT_TERMINATION_REASON, toClickHouseTime, toRun,
+  type FinishedRunRow, type LiveRunRow, type Run, type StepRow,
+} from '../runs/model';
+import type { RunKey, RunStore } from '../runs/store';
+import { BatchWriter } from './batch-writer';
+import { mergeSteps, nextVersion, toStepRow, totalsOf } from './derive';
+import type { LoopThresholds } from './loops';
+import { KeyedLock } from './run-lock';
+import { batchItem, type BatchItem, type FinishInput, type StartInput, type StepInput } from './schemas';
+
+/** What other capabilities hear from ingest (alerts checks per-run rules on these). */
+export interface IngestEvents {
+  runFinished(run: Run): void;
+  loopDetected(run: Run): void;
+}
+
+export interface IngestDependencies {
+  ch: ClickHouseStore;
+  runs: RunStore;
+  clock: Clock;
+  log: Logger;
+  loopThresholds: LoopThresholds;
+  flushMaxRows: number;
+  events?: IngestEvents;
+}
+
+const MAX_FUTURE_MS = 5 * 60 * 1000;
+
+function fieldError(path: string, message: string): AppError {
+  return new AppError(400, 'validation_failed', `${path}: ${message}`, [{ path, message }]);
+}
+
+export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRows, events }: IngestDependencies) {
+  const writers = {
+    live: new BatchWriter<LiveRunRow>((rows) => ch.insert('live_runs', rows), flushMaxRows),
+    finished: new BatchWriter<FinishedRunRow>((rows) => ch.insert('runs', rows), flushMaxRows),
+    steps: new BatchWriter<StepRow>((rows) => ch.insert('run_steps', rows), flushMaxRows),
+  };
+  const runLock = new KeyedLock();
+
+  // Listeners run after the acknowledgement is decided; their failures are theirs, never the client's.
+  const emit = (event: keyof IngestEvents, run: Run) => {
+    try {
+      events?.[event](run);
+    } catch (error) {
+      log.error({ err: error, event, runId: run.id }, 'ingest listener failed');
+    }
+  };
+
+  function checkStartTime(timestamp: Date, now: Date): void {
+    if (timestamp.getTime() > now.getTime() + MAX_FUTURE_MS) throw fieldError('timestamp', 'must be at most 5 minutes in the future');
+  }
+
+  function liveRow(projectId: string, id: string, timestamp: Date, input: StartInput): LiveRunRow {
+    return {
+      project_id: projectId, timestamp: toClickHouseTime(timestamp), id, version: 0,
+      agent_name: input.agent_name, input: input.input ?? '', metadata: input.metadata ?? [],
+      ...totalsOf([], null, loopThresholds),
+    };
+  }
+
+  /** The finished row of a run, from what it carried while live (or its batch item) and its finish fields. */
+  function finishedRow(live: LiveRunRow, steps: readonly StepRow[], finish: Omit<FinishInput, 'timestamp' | 'steps'>, finishedAt: Date): FinishedRunRow {
+    const totals = totalsOf(steps, live.loop_step_index, loopThresholds);
+    const startedAt = fromClickHouseTime(live.timestamp);
+    const { version: _version, ...started } = live;
+    return {
+      ...started,
+      ...totals,
+      total_tokens: finish.total_tokens ?? totals.total_tokens,
+      total_cost_usd: finish.total_cost_usd ?? totals.total_cost_usd,
+      metadata: finish.metadata ?? live.metadata,
+      status: finish.status,
+      finished_at: toClickHouseTime(finishedAt),
+      duration_ms: finishedAt.getTime() - startedAt.getTime(),
+      output: finish.output ?? '',
+      termination_reason: finish.termination_reason ?? DEFAULT_TERMINATION_REASON[finish.status],
+      termination_detail: finish.termination_detail ?? '',
+    };
+  }
+
+  const stepRows = (key: RunKey, steps: readonly StepInput[] = []) => {
+    const version = nextVersion();
+    return steps.map((step) => toStepRow(key.projectId, key.id, key.timestamp, step, version));
+  };
+
+  const lockKey = (key: RunKey) => `${key.projectId}/${key.id}/${key.timestamp.getTime()}`;
+
+  return {
+    async start(projectId: string, input: StartInput) {
+      const now = clock.now();
+      const timestamp = input.timestamp ?? now;
+      checkStartTime(timestamp, now);
+      const id = (input.id ?? uuidv7(now.getTime())).toLowerCase();
+      await writers.live.write([liveRow(projectId, id, timestamp, input)]);
+      return { id, timestamp: timestamp.toISOString() };
+    },
+
+    appendSteps(key: RunKey, steps: readonly StepInput[]) {
+      return runLock.run(lockKey(key), async () => {
+        const [finished, live] = await Promise.all([runs.findFinished(key), runs.findLive(key)]);
+        if (finished) throw conflict('the run has finished; it takes no more steps');
+        if (!live) throw notFound('run');
+        const incoming = stepRows(key, steps);
+        const totals = totalsOf(mergeSteps(await runs.readSteps(key), incoming), live.loop_step_index, loopThresholds);
+        const updated: LiveRunRow = { ...live, ...totals, version: nextVersion() };
+        await Promise.all([writers.steps.write(incoming), writers.live.write([updated])]);
+        if (totals.loop_detected && !live.loop_detected) emit('loopDetected', toRun(updated));
+        return { id: key.id, timestamp: key.timestamp.toISOString(), total_steps: totals.total_steps, loop_detected: totals.loop_detected, loop_step_index: totals.loop_step_index };
+      });
+    },
+
+    finish(key: RunKey, input: FinishInput) {
+      return runLock.run(lockKey(key), async () => {
+        const [finished, live] = await Promise.all([runs.findFinished(key), runs.findLive(key)]);
+        if (finished) {
+          // A retried finish returns the run as it was finished; a different outcome is a conflict.
+          if (finished.status === input.status) return toRun(finished);
+          throw conflict(`the run already finished with status ${finished.status}`);
+        }
+        if (!live) throw notFound('run');
+        const finishedAt = input.finished_at ?? clock.now();
+        if (finishedAt < key.timestamp) throw fieldError('finished_at', 'must not be before timestamp');
+        const incoming = stepRows(key, input.steps);
+        const row = finishedRow(live, mergeSteps(await runs.readSteps(key), incoming), input, finishedAt);
+        // Steps first, so that a finished run never lacks the steps its totals count.
+        await writers.steps.write(incoming);
+        await writers.finished.write([row]);
+        const run = toRun(row);
+        if (run.loop_detected && !live.loop_detected) emit('loopDetected', run);
+        emit('runFinished', run);
+        return run;
+      });
+    },
+
+    /** Each item succeeds or fails on its own; the writes of all good items share the same inserts. */
+    async batch(projectId: string, items: readonly unknown[]) {
+      const now = clock.now();
+      const results: ({ id: string; timestamp: string } | { error: { code: string; message: string } })[] = [];
+      const starts: LiveRunRow[] = [];
+      const whole: { key: RunKey; item: BatchItem & { status: FinishInput['status'] } }[] = [];
+      for (const raw of items) {
+        try {
+          const parsed = batchItem.safeParse(raw);
+          if (!parsed.success) throw validationError('validation_failed', parsed.error.issues);
+          const item = parsed.data;
+          const timestamp = item.timestamp ?? now;
+          checkStartTime(timestamp, now);
+          if (item.finished_at && item.finished_at < timestamp) throw fieldError('finished_at', 'must not be before timestamp');
+          const id = (item.id ?? uuidv7(now.getTime())).toLowerCase();
+          if (item.status) whole.push({ key: { projectId, id, timestamp }, item: { ...item, status: item.status } });
+          else starts.push(liveRow(projectId, id, timestamp, item));
+          results.push({ id, timestamp: timestamp.toISOString() });
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          results.push({ error: { code: error.code, message: error.message } });
+        }
+      }
+      const fresh = (await this.unrecordedRuns(projectId, whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
+      const finishedRows = fresh.map(({ key, item, steps }) =>
+        finishedRow(liveRow(projectId, key.id, key.timestamp, item), mergeSteps([], steps), item, item.finished_at ?? now),
+      );
+      await Promise.all([writers.live.write(starts), writers.steps.write(fresh.flatMap(({ steps }) => steps))]);
+      await writers.finished.write(finishedRows);
+      for (const row of finishedRows) emit('runFinished', toRun(row));
+      return { results };
+    },
+
+    /** Whole runs not stored yet: a retried batch must not count a run twice. */
+    async unrecordedRuns<T extends { key: RunKey }>(projectId: string, candidates: T[]): Promise<T[]> {
+      const stored = await runs.finishedIds(projectId, candidates.map(({ key }) => key));
+      const seen = new Set<string>();
+      return candidates.filter(({ key }) => !stored.has(key.id) && !seen.has(key.id) && seen.add(key.id));
+    },
+
+    /** Waits for every write in flight; used at shutdown. */
+    drain: () => Promise.all(Object.values(writers).map((writer) => writer.drain())).then(() => undefined),
+  };
+}
+
+export type IngestService = ReturnType<typeof ingestService>;

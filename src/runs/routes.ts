@@ -1,0 +1,34 @@
+// HTTP declarations for reading back one run and its steps.
+import { z } from 'zod';
+import { notFound } from '../http/errors';
+import { defineRoute } from '../http/route';
+import { pathParams, timestamp } from '../http/schemas';
+import { runSchema, stepOutSchema, toRun, toStep } from './model';
+import type { RunStore } from './store';
+
+const tag = 'Runs';
+const params = pathParams('projectID', 'runID');
+
+export function runRoutes(runs: RunStore) {
+  return [
+    defineRoute({
+      method: 'get', path: '/projects/:projectID/agent/runs/:runID', tag,
+      summary: 'One run in its latest state; `timestamp` (its start time) makes the lookup direct',
+      auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp: timestamp.optional() }), response: runSchema,
+      handler: async ({ params, query }) => {
+        const row = await runs.findLatest(params.projectID, params.runID.toLowerCase(), query.timestamp);
+        if (!row) throw notFound('run');
+        return toRun(row);
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/projects/:projectID/agent/runs/:runID/steps', tag, summary: "A run's steps, by index",
+      auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp }), response: z.array(stepOutSchema),
+      handler: async ({ params, query }) => {
+        const key = { projectId: params.projectID, id: params.runID.toLowerCase(), timestamp: query.timestamp };
+        if (!(await runs.findLatest(key.projectId, key.id, key.timestamp))) throw notFound('run');
+        return (await runs.readSteps(key)).map(toStep);
+      },
+    }),
+  ];
+}
