@@ -76,8 +76,11 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
     async insert(table, rows) {
       if (rows.length === 0) return;
       try {
-        // Synchronous inserts: the acknowledgement to the client waits for this one.
-        await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: { async_insert: 0 } });
+        // Rows travel as arrays under one explicit column list (JSONCompactEachRow parses about twice as fast as
+        // JSONEachRow). Synchronous inserts: the acknowledgement to the client waits for this one.
+        const columns = Object.keys(rows[0]);
+        const values = rows.map((row) => columns.map((column) => (row as Record<string, unknown>)[column]));
+        await client.insert({ table, values, columns: columns as [string, ...string[]], format: 'JSONCompactEachRow', clickhouse_settings: { async_insert: 0 } });
       } catch (error) {
         throw new StoreUnavailableError('clickhouse', `insert into ${table} failed: ${String((error as Error).message).split('\n')[0]}`);
       }

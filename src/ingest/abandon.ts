@@ -41,20 +41,12 @@ export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abando
   return rows.map(toRun);
 }
 
-/** Runs the pass now and then every interval; returns a function that stops it. */
-export function startAbandonJob(options: {
-  ch: ClickHouseStore;
-  clock: Clock;
-  log: Logger;
-  abandonAfterSeconds: number;
-  intervalSeconds: number;
-  onAbandoned: (run: Run) => void;
-}): () => void {
+/** Runs a pass now and then every interval; returns a function that stops it. */
+export function startAbandonJob(options: { pass: () => Promise<Run[]>; log: Logger; intervalSeconds: number }): () => void {
   const pass = async () => {
     try {
-      const runs = await abandonStaleRuns(options.ch, options.clock, options.abandonAfterSeconds);
+      const runs = await options.pass();
       if (runs.length > 0) options.log.info({ count: runs.length }, 'runs marked abandoned');
-      runs.forEach(options.onAbandoned);
     } catch (error) {
       options.log.warn({ err: error }, 'abandon pass failed; retrying next interval');
     }

@@ -9,6 +9,7 @@ import {
   type FinishedRunRow, type LiveRunRow, type Run, type StepRow,
 } from '../runs/model';
 import type { RunKey, RunStore } from '../runs/store';
+import { abandonStaleRuns } from './abandon';
 import { BatchWriter } from './batch-writer';
 import { mergeSteps, nextVersion, toStepRow, totalsOf } from './derive';
 import type { LoopThresholds } from './loops';
@@ -145,7 +146,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       const now = clock.now();
       const results: ({ id: string; timestamp: string } | { error: { code: string; message: string } })[] = [];
       const starts: LiveRunRow[] = [];
-      const whole: { key: RunKey; item: BatchItem & { status: FinishInput['status'] } }[] = [];
+      const whole: { key: RunKey; item: BatchItem & { status: FinishInput['status'] }; clientChosenId: boolean }[] = [];
       for (const raw of items) {
         try {
           const parsed = batchItem.safeParse(raw);
@@ -155,7 +156,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
           checkStartTime(timestamp, now);
           if (item.finished_at && item.finished_at < timestamp) throw fieldError('finished_at', 'must not be before timestamp');
           const id = (item.id ?? uuidv7(now.getTime())).toLowerCase();
-          if (item.status) whole.push({ key: { projectId, id, timestamp }, item: { ...item, status: item.status } });
+          if (item.status) whole.push({ key: { projectId, id, timestamp }, item: { ...item, status: item.status }, clientChosenId: item.id !== undefined });
           else starts.push(liveRow(projectId, id, timestamp, item));
           results.push({ id, timestamp: timestamp.toISOString() });
         } catch (error) {
@@ -173,11 +174,19 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       return { results };
     },
 
-    /** Whole runs not stored yet: a retried batch must not count a run twice. */
-    async unrecordedRuns<T extends { key: RunKey }>(projectId: string, candidates: T[]): Promise<T[]> {
-      const stored = await runs.finishedIds(projectId, candidates.map(({ key }) => key));
+    /** Whole runs not stored yet: a retried batch must not count a run twice. Only an id the client chose can be stored already. */
+    async unrecordedRuns<T extends { key: RunKey; clientChosenId: boolean }>(projectId: string, candidates: T[]): Promise<T[]> {
+      const retriable = candidates.filter((candidate) => candidate.clientChosenId).map(({ key }) => key);
+      const stored = await runs.finishedIds(projectId, retriable);
       const seen = new Set<string>();
       return candidates.filter(({ key }) => !stored.has(key.id) && !seen.has(key.id) && seen.add(key.id));
+    },
+
+    /** Marks runs running for longer than `afterSeconds` abandoned; they count as finished for listeners too. */
+    async abandonStaleRuns(afterSeconds: number) {
+      const abandoned = await abandonStaleRuns(ch, clock, afterSeconds);
+      for (const run of abandoned) emit('runFinished', run);
+      return abandoned;
     },
 
     /** Waits for every write in flight; used at shutdown. */

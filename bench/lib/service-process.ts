@@ -1,0 +1,66 @@
+// Starts runwatch (or any server script) as its own process on a loopback port, for benchmarks.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** Resident set size of the server process, in MiB. */
+  rssMiB(): number;
+  stop(): Promise<void>;
+}
+
+async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
+  for (let attempt = 0; attempt < 300; attempt += 1) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    const up = await fetch(url).then((res) => res.ok, () => false);
+    if (up) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`server at ${url} did not come up`);
+}
+
+export async function startProcess(args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilUp(`${url}${readyPath}`, child);
+  return {
+    url,
+    child,
+    rssMiB: () => {
+      const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** The real service, embedded stores under `dataDir`. */
+export const startRunwatch = (dataDir: string, port: number) =>
+  startProcess(['--import', 'tsx', 'src/main.ts'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }, port, '/readyz');
+
+async function post(url: string, body: unknown, token?: string) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** Registers a user through the API and returns a project and its API key. */
+export async function createProjectKey(baseUrl: string) {
+  const auth = await post(`${baseUrl}/auth/register`, { email: `bench-${Date.now()}-${Math.random()}@example.com`, password: 'benchmark-password' });
+  const orgId = auth.organizations[0].id;
+  const project = await post(`${baseUrl}/admin/orgs/${orgId}/projects`, { name: `bench-${Date.now()}` }, auth.token);
+  const key = await post(`${baseUrl}/admin/orgs/${orgId}/projects/${project.id}/api-keys`, { name: 'bench' }, auth.token);
+  return { token: auth.token as string, orgId: orgId as string, projectId: project.id as string, key: key.key as string };
+}
