@@ -55,3 +55,9 @@ export function totalsOf(steps: readonly CountedStep[], earlierLoopIndex: number
     tool_names: [...new Set(toolSteps.map((step) => step.tool_name ?? ''))],
   };
 }
+
+/** The totals a live row carries. */
+export function pickTotals(row: RunTotals): RunTotals {
+  const { loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names } = row;
+  return { loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names };
+}

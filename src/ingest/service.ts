@@ -6,12 +6,12 @@ import { AppError, conflict, notFound, validationError } from '../http/errors';
 import { uuidv7 } from '../ids';
 import {
   DEFAULT_TERMINATION_REASON, toClickHouseTime, toRun,
-  type FinishedRunRow, type LiveRunRow, type Run, type StepRow,
+  type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, type StepRow,
 } from '../runs/model';
-import type { RunKey, RunStore } from '../runs/store';
+import { isFinished, type RunKey, type RunStore } from '../runs/store';
 import { abandonStaleRuns } from './abandon';
 import { BatchWriter } from './batch-writer';
-import { mergeSteps, nextVersion, toStepRow, totalsOf } from './derive';
+import { mergeSteps, nextVersion, pickTotals, toStepRow, totalsOf } from './derive';
 import type { LoopThresholds } from './loops';
 import { KeyedLock } from './run-lock';
 import { batchItem, type BatchItem, type FinishInput, type StartInput, type StepInput } from './schemas';
@@ -68,8 +68,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
   }
 
   /** The finished row of a run, from what it carried while live (or its batch item) and its finish fields. */
-  function finishedRow(live: LiveRunRow, steps: readonly StepRow[], finish: Omit<FinishInput, 'timestamp' | 'steps'>, finishedAt: Date): FinishedRunRow {
-    const totals = totalsOf(steps, live.loop_step_index, loopThresholds);
+  function finishedRow(live: LiveRunRow, totals: RunTotals, finish: Omit<FinishInput, 'timestamp' | 'steps'>, finishedAt: Date): FinishedRunRow {
     const startedAt = fromClickHouseTime(live.timestamp);
     const { version: _version, ...started } = live;
     return {
@@ -92,6 +91,13 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
     return steps.map((step) => toStepRow(key.projectId, key.id, key.timestamp, step, version));
   };
 
+  /** The run's totals once the incoming steps are in; stored steps are read only when both sides have some. */
+  async function totalsAfter(key: RunKey, live: LiveRunRow, incoming: StepRow[]): Promise<RunTotals> {
+    if (incoming.length === 0) return pickTotals(live);
+    const stored = Number(live.total_steps) === 0 ? [] : await runs.readSteps(key);
+    return totalsOf(mergeSteps(stored, incoming), live.loop_step_index, loopThresholds);
+  }
+
   const lockKey = (key: RunKey) => `${key.projectId}/${key.id}/${key.timestamp.getTime()}`;
 
   return {
@@ -106,11 +112,11 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
 
     appendSteps(key: RunKey, steps: readonly StepInput[]) {
       return runLock.run(lockKey(key), async () => {
-        const [finished, live] = await Promise.all([runs.findFinished(key), runs.findLive(key)]);
-        if (finished) throw conflict('the run has finished; it takes no more steps');
+        const live = await runs.findLatest(key.projectId, key.id, key.timestamp);
         if (!live) throw notFound('run');
+        if (isFinished(live)) throw conflict('the run has finished; it takes no more steps');
         const incoming = stepRows(key, steps);
-        const totals = totalsOf(mergeSteps(await runs.readSteps(key), incoming), live.loop_step_index, loopThresholds);
+        const totals = await totalsAfter(key, live, incoming);
         const updated: LiveRunRow = { ...live, ...totals, version: nextVersion() };
         await Promise.all([writers.steps.write(incoming), writers.live.write([updated])]);
         if (totals.loop_detected && !live.loop_detected) emit('loopDetected', toRun(updated));
@@ -120,17 +126,17 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
 
     finish(key: RunKey, input: FinishInput) {
       return runLock.run(lockKey(key), async () => {
-        const [finished, live] = await Promise.all([runs.findFinished(key), runs.findLive(key)]);
-        if (finished) {
-          // A retried finish returns the run as it was finished; a different outcome is a conflict.
-          if (finished.status === input.status) return toRun(finished);
-          throw conflict(`the run already finished with status ${finished.status}`);
-        }
+        const live = await runs.findLatest(key.projectId, key.id, key.timestamp);
         if (!live) throw notFound('run');
+        if (isFinished(live)) {
+          // A retried finish returns the run as it was finished; a different outcome is a conflict.
+          if (live.status === input.status) return toRun(live);
+          throw conflict(`the run already finished with status ${live.status}`);
+        }
         const finishedAt = input.finished_at ?? clock.now();
         if (finishedAt < key.timestamp) throw fieldError('finished_at', 'must not be before timestamp');
         const incoming = stepRows(key, input.steps);
-        const row = finishedRow(live, mergeSteps(await runs.readSteps(key), incoming), input, finishedAt);
+        const row = finishedRow(live, await totalsAfter(key, live, incoming), input, finishedAt);
         // Steps first, so that a finished run never lacks the steps its totals count.
         await writers.steps.write(incoming);
         await writers.finished.write([row]);
@@ -166,7 +172,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       }
       const fresh = (await this.unrecordedRuns(projectId, whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
       const finishedRows = fresh.map(({ key, item, steps }) =>
-        finishedRow(liveRow(projectId, key.id, key.timestamp, item), mergeSteps([], steps), item, item.finished_at ?? now),
+        finishedRow(liveRow(projectId, key.id, key.timestamp, item), totalsOf(mergeSteps([], steps), null, loopThresholds), item, item.finished_at ?? now),
       );
       await Promise.all([writers.live.write(starts), writers.steps.write(fresh.flatMap(({ steps }) => steps))]);
       await writers.finished.write(finishedRows);

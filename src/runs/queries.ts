@@ -1,26 +1,27 @@
-// SQL that reads single runs and their steps; every lookup is bounded by project and the run's start time.
+// SQL that reads single runs and their steps; every lookup is bounded by project (and the start time when known).
 const RUN_TOTALS = 'loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names';
-const LIVE_COLUMNS = `project_id, timestamp, id, version, agent_name, input, metadata, ${RUN_TOTALS}`;
-const FINISHED_COLUMNS = `project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output,
-  termination_reason, termination_detail, metadata, ${RUN_TOTALS}`;
 
-export const SELECT_FINISHED_RUN = `
-  SELECT ${FINISHED_COLUMNS} FROM runs
-  WHERE project_id = {project_id:UUID} AND timestamp = {timestamp:DateTime64(3)} AND id = {id:UUID}
-  LIMIT 1`;
-
+// A run in its latest state, in one round trip: its finished row when there is one, else its live row.
 // FINAL here reads one run's few versions, not the table.
-export const SELECT_LIVE_RUN = `
-  SELECT ${LIVE_COLUMNS} FROM live_runs FINAL
-  WHERE project_id = {project_id:UUID} AND timestamp = {timestamp:DateTime64(3)} AND id = {id:UUID}
+const latestRun = (where: string) => `
+  SELECT * FROM (
+    SELECT 1 AS finished, project_id, timestamp, id, 0 AS version, agent_name, status, finished_at, duration_ms,
+           input, output, termination_reason, termination_detail, metadata, ${RUN_TOTALS}
+    FROM runs WHERE ${where}
+    UNION ALL
+    SELECT 0 AS finished, project_id, timestamp, id, version, agent_name, 'running', timestamp, 0,
+           input, '', '', '', metadata, ${RUN_TOTALS}
+    FROM live_runs FINAL WHERE ${where}
+  )
+  ORDER BY finished DESC
   LIMIT 1`;
 
-// Without the start time a run is found by its id through the tables' bloom-filter index.
-export const SELECT_FINISHED_RUN_BY_ID = `
-  SELECT ${FINISHED_COLUMNS} FROM runs WHERE project_id = {project_id:UUID} AND id = {id:UUID} LIMIT 1`;
+export const SELECT_LATEST_RUN = latestRun(
+  'project_id = {project_id:UUID} AND timestamp = {timestamp:DateTime64(3)} AND id = {id:UUID}',
+);
 
-export const SELECT_LIVE_RUN_BY_ID = `
-  SELECT ${LIVE_COLUMNS} FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND id = {id:UUID} LIMIT 1`;
+// Without the start time a run is found by its id through the bloom-filter index of `runs`.
+export const SELECT_LATEST_RUN_BY_ID = latestRun('project_id = {project_id:UUID} AND id = {id:UUID}');
 
 export const SELECT_STEPS = `
   SELECT project_id, run_timestamp, run_id, \`index\`, version, type, name, tool_name, model, input, output,

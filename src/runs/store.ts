@@ -10,29 +10,36 @@ export interface RunKey {
   timestamp: Date;
 }
 
+export type LatestRunRow = FinishedRunRow | LiveRunRow;
+
+export const isFinished = (row: LatestRunRow): row is FinishedRunRow => 'status' in row;
+
 const keyParams = (key: RunKey) => ({ project_id: key.projectId, id: key.id, timestamp: toClickHouseTime(key.timestamp) });
 
+type UnionRow = FinishedRunRow & { finished: number; version: number };
+
+/** The union's row as the kind it came from. */
+function fromUnion({ finished, version, ...row }: UnionRow): LatestRunRow {
+  if (finished) return row;
+  const { status: _s, finished_at: _f, duration_ms: _d, output: _o, termination_reason: _r, termination_detail: _t, ...live } = row;
+  return { ...live, version };
+}
+
 export function runStore(ch: ClickHouseStore) {
-  const first = async <Row>(name: string, sql: string, params: Record<string, unknown>) =>
-    (await ch.query<Row>({ name, sql, params }))[0];
+  async function latest(name: string, sql: string, params: Record<string, unknown>) {
+    const [row] = await ch.query<UnionRow>({ name, sql, params });
+    return row ? fromUnion(row) : undefined;
+  }
 
   return {
-    findFinished: (key: RunKey) => first<FinishedRunRow>('run.finished', q.SELECT_FINISHED_RUN, keyParams(key)),
-    findLive: (key: RunKey) => first<LiveRunRow>('run.live', q.SELECT_LIVE_RUN, keyParams(key)),
-    readSteps: (key: RunKey) => ch.query<StepRow>({ name: 'run.steps', sql: q.SELECT_STEPS, params: keyParams(key) }),
-
     /** The run in its latest state: its finished row if there is one, else its live row. */
-    async findLatest(projectId: string, id: string, timestamp?: Date): Promise<FinishedRunRow | LiveRunRow | undefined> {
-      if (timestamp) {
-        const key = { projectId, id, timestamp };
-        return (await this.findFinished(key)) ?? (await this.findLive(key));
-      }
-      const params = { project_id: projectId, id };
-      return (
-        (await first<FinishedRunRow>('run.finished_by_id', q.SELECT_FINISHED_RUN_BY_ID, params)) ??
-        (await first<LiveRunRow>('run.live_by_id', q.SELECT_LIVE_RUN_BY_ID, params))
-      );
+    findLatest(projectId: string, id: string, timestamp?: Date): Promise<LatestRunRow | undefined> {
+      return timestamp
+        ? latest('run.latest', q.SELECT_LATEST_RUN, keyParams({ projectId, id, timestamp }))
+        : latest('run.latest_by_id', q.SELECT_LATEST_RUN_BY_ID, { project_id: projectId, id });
     },
+
+    readSteps: (key: RunKey) => ch.query<StepRow>({ name: 'run.steps', sql: q.SELECT_STEPS, params: keyParams(key) }),
 
     /** Which of these runs already have a finished row. */
     async finishedIds(projectId: string, runs: readonly { id: string; timestamp: Date }[]): Promise<Set<string>> {
