@@ -50,11 +50,17 @@ async function measure(name: string, server: ServerProcess, { path: urlPath = '/
 const json = (key: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${key}` });
 const startBody = () => JSON.stringify({ agent_name: 'bench-agent', input: 'What is the weather in Paris?' });
 
+/** A run's identity, kept per connection between its start and its finish. */
+interface RunContext {
+  id?: string;
+  timestamp?: string;
+}
+
 function startFinishRequests(key: string): autocannon.Request[] {
   return [
     {
       method: 'POST', path: '/ingest/agent/runs', headers: json(key),
-      setupRequest: (request, context) => {
+      setupRequest: (request, context: RunContext) => {
         context.id = randomUUID();
         context.timestamp = new Date().toISOString();
         return { ...request, body: JSON.stringify({ agent_name: 'bench-agent', id: context.id, timestamp: context.timestamp, input: 'plan a trip' }) };
@@ -62,7 +68,7 @@ function startFinishRequests(key: string): autocannon.Request[] {
     },
     {
       method: 'POST', headers: json(key),
-      setupRequest: (request, context) => ({
+      setupRequest: (request, context: RunContext) => ({
         ...request,
         path: `/ingest/agent/runs/${context.id}/finish`,
         body: JSON.stringify({

@@ -46,21 +46,21 @@ export async function startProcess(args: string[], env: Record<string, string>, 
 export const startRunwatch = (dataDir: string, port: number) =>
   startProcess(['--import', 'tsx', 'src/main.ts'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }, port, '/readyz');
 
-async function post(url: string, body: unknown, token?: string) {
+async function post<T>(url: string, body: unknown, token?: string): Promise<T> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify(body),
   });
   if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
-  return res.json();
+  return (await res.json()) as T;
 }
 
 /** Registers a user through the API and returns a project and its API key. */
 export async function createProjectKey(baseUrl: string) {
-  const auth = await post(`${baseUrl}/auth/register`, { email: `bench-${Date.now()}-${Math.random()}@example.com`, password: 'benchmark-password' });
+  const auth = await post<{ token: string; organizations: { id: string }[] }>(`${baseUrl}/auth/register`, { email: `bench-${Date.now()}-${Math.random()}@example.com`, password: 'benchmark-password' });
   const orgId = auth.organizations[0].id;
-  const project = await post(`${baseUrl}/admin/orgs/${orgId}/projects`, { name: `bench-${Date.now()}` }, auth.token);
-  const key = await post(`${baseUrl}/admin/orgs/${orgId}/projects/${project.id}/api-keys`, { name: 'bench' }, auth.token);
-  return { token: auth.token as string, orgId: orgId as string, projectId: project.id as string, key: key.key as string };
+  const project = await post<{ id: string }>(`${baseUrl}/admin/orgs/${orgId}/projects`, { name: `bench-${Date.now()}` }, auth.token);
+  const key = await post<{ key: string }>(`${baseUrl}/admin/orgs/${orgId}/projects/${project.id}/api-keys`, { name: 'bench' }, auth.token);
+  return { token: auth.token, orgId, projectId: project.id, key: key.key };
 }

@@ -37,6 +37,10 @@ export interface ClickHouseServer {
 // MEMORY_LIMIT_EXCEEDED, TOO_MANY_ROWS_OR_BYTES / QUERY_WAS_CANCELLED.
 const LIMIT_CODES = new Set(['159', '160', '241', '396', '394']);
 
+/**
+ * Every ClickHouse failure is a 503: the store could not answer (unreachable, or a table it cannot serve),
+ * and the request may be retried. The cause goes to the log with the 503, never into the response.
+ */
 function toStoreError(error: unknown, queryName: string): Error {
   const code = String((error as { code?: unknown }).code ?? '');
   if (LIMIT_CODES.has(code)) {
@@ -44,9 +48,9 @@ function toStoreError(error: unknown, queryName: string): Error {
       'Retry-After': '5',
     });
   }
-  // Anything without a ClickHouse error code is the transport: the server is not reachable.
-  if (!/^\d+$/.test(code)) return new StoreUnavailableError('clickhouse', code || (error as Error).message || 'unreachable');
-  return error as Error;
+  const unavailable = new StoreUnavailableError('clickhouse', `${queryName} failed`);
+  unavailable.cause = error;
+  return unavailable;
 }
 
 function limitSettings(limits: QueryLimits | undefined): ClickHouseSettings {
@@ -82,7 +86,7 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
         const values = rows.map((row) => columns.map((column) => (row as Record<string, unknown>)[column]));
         await client.insert({ table, values, columns: columns as [string, ...string[]], format: 'JSONCompactEachRow', clickhouse_settings: { async_insert: 0 } });
       } catch (error) {
-        throw new StoreUnavailableError('clickhouse', `insert into ${table} failed: ${String((error as Error).message).split('\n')[0]}`);
+        throw toStoreError(error, `insert into ${table}`);
       }
     },
     async command(sql, params) {

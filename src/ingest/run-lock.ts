@@ -12,4 +12,12 @@ export class KeyedLock {
       if (this.tails.get(key) === current) this.tails.delete(key);
     }
   }
+
+  /** Holds every key at once; taken in sorted order, so two holders of overlapping sets cannot deadlock. */
+  runAll<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
+    const sorted = [...new Set(keys)].sort();
+    const holdFrom = (position: number): Promise<T> =>
+      position === sorted.length ? work() : this.run(sorted[position], () => holdFrom(position + 1));
+    return holdFrom(0);
+  }
 }

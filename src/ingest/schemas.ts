@@ -55,7 +55,8 @@ const finishFields = {
 export const startBody = z.strictObject(startFields);
 export type StartInput = z.infer<typeof startBody>;
 
-export const stepsBody = z.strictObject({ timestamp, steps: steps.min(1, 'at least one step') });
+// An empty `steps: []` is allowed wherever steps are; on the steps call it just reads the run's totals.
+export const stepsBody = z.strictObject({ timestamp, steps });
 
 export const finishBody = z.strictObject({ timestamp, ...finishFields });
 export type FinishInput = z.infer<typeof finishBody>;

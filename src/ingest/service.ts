@@ -29,6 +29,7 @@ export interface IngestDependencies {
   log: Logger;
   loopThresholds: LoopThresholds;
   flushMaxRows: number;
+  runAbandonAfterSeconds: number;
   events?: IngestEvents;
 }
 
@@ -38,7 +39,7 @@ function fieldError(path: string, message: string): AppError {
   return new AppError(400, 'validation_failed', `${path}: ${message}`, [{ path, message }]);
 }
 
-export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRows, events }: IngestDependencies) {
+export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRows, runAbandonAfterSeconds, events }: IngestDependencies) {
   const writers = {
     live: new BatchWriter<LiveRunRow>((rows) => ch.insert('live_runs', rows), flushMaxRows),
     finished: new BatchWriter<FinishedRunRow>((rows) => ch.insert('runs', rows), flushMaxRows),
@@ -55,8 +56,13 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
     }
   };
 
-  function checkStartTime(timestamp: Date, now: Date): void {
+  function checkStartTime(timestamp: Date, now: Date, stillRunning: boolean): void {
     if (timestamp.getTime() > now.getTime() + MAX_FUTURE_MS) throw fieldError('timestamp', 'must be at most 5 minutes in the future');
+    // A run that would be abandoned the moment it starts is refused, rather than stored only to be abandoned;
+    // runs reported after the fact go through the batch endpoint with their finish fields.
+    if (stillRunning && timestamp.getTime() < now.getTime() - runAbandonAfterSeconds * 1000) {
+      throw fieldError('timestamp', `a running run must have started within the last ${runAbandonAfterSeconds} s; report an older run finished, through the batch endpoint`);
+    }
   }
 
   function liveRow(projectId: string, id: string, timestamp: Date, input: StartInput): LiveRunRow {
@@ -104,7 +110,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
     async start(projectId: string, input: StartInput) {
       const now = clock.now();
       const timestamp = input.timestamp ?? now;
-      checkStartTime(timestamp, now);
+      checkStartTime(timestamp, now, true);
       const id = (input.id ?? uuidv7(now.getTime())).toLowerCase();
       await writers.live.write([liveRow(projectId, id, timestamp, input)]);
       return { id, timestamp: timestamp.toISOString() };
@@ -118,7 +124,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
         const incoming = stepRows(key, steps);
         const totals = await totalsAfter(key, live, incoming);
         const updated: LiveRunRow = { ...live, ...totals, version: nextVersion() };
-        await Promise.all([writers.steps.write(incoming), writers.live.write([updated])]);
+        if (incoming.length > 0) await Promise.all([writers.steps.write(incoming), writers.live.write([updated])]);
         if (totals.loop_detected && !live.loop_detected) emit('loopDetected', toRun(updated));
         return { id: key.id, timestamp: key.timestamp.toISOString(), total_steps: totals.total_steps, loop_detected: totals.loop_detected, loop_step_index: totals.loop_step_index };
       });
@@ -159,7 +165,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
           if (!parsed.success) throw validationError('validation_failed', parsed.error.issues);
           const item = parsed.data;
           const timestamp = item.timestamp ?? now;
-          checkStartTime(timestamp, now);
+          checkStartTime(timestamp, now, item.status === undefined);
           if (item.finished_at && item.finished_at < timestamp) throw fieldError('finished_at', 'must not be before timestamp');
           const id = (item.id ?? uuidv7(now.getTime())).toLowerCase();
           if (item.status) whole.push({ key: { projectId, id, timestamp }, item: { ...item, status: item.status }, clientChosenId: item.id !== undefined });
@@ -170,12 +176,17 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
           results.push({ error: { code: error.code, message: error.message } });
         }
       }
-      const fresh = (await this.unrecordedRuns(projectId, whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
-      const finishedRows = fresh.map(({ key, item, steps }) =>
-        finishedRow(liveRow(projectId, key.id, key.timestamp, item), totalsOf(mergeSteps([], steps), null, loopThresholds), item, item.finished_at ?? now),
-      );
-      await Promise.all([writers.live.write(starts), writers.steps.write(fresh.flatMap(({ steps }) => steps))]);
-      await writers.finished.write(finishedRows);
+      // Runs whose id the client chose may be in flight elsewhere (a retry, a finish): they take the finish's lock.
+      const retriableKeys = whole.filter((run) => run.clientChosenId).map((run) => lockKey(run.key));
+      const finishedRows = await runLock.runAll(retriableKeys, async () => {
+        const fresh = (await this.unrecordedRuns(projectId, whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
+        const rows = fresh.map(({ key, item, steps }) =>
+          finishedRow(liveRow(projectId, key.id, key.timestamp, item), totalsOf(mergeSteps([], steps), null, loopThresholds), item, item.finished_at ?? now),
+        );
+        await Promise.all([writers.live.write(starts), writers.steps.write(fresh.flatMap(({ steps }) => steps))]);
+        await writers.finished.write(rows);
+        return rows;
+      });
       for (const row of finishedRows) emit('runFinished', toRun(row));
       return { results };
     },

@@ -31,8 +31,10 @@ export const SELECT_STEPS = `
   ORDER BY \`index\``;
 
 // Finished runs among a set of (start time, id) pairs, for de-duplicating whole runs sent twice.
+// The column is selected as is: an alias `toString(id) AS id` would shadow the column in WHERE, and the
+// String-vs-UUID `IN` below would then match nothing. JSONEachRow writes a UUID as its string anyway.
 export const SELECT_FINISHED_IDS = `
-  SELECT toString(id) AS id FROM runs
+  SELECT id FROM runs
   WHERE project_id = {project_id:UUID}
     AND timestamp BETWEEN {from:DateTime64(3)} AND {to:DateTime64(3)}
     AND id IN {ids:Array(UUID)}`;

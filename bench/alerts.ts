@@ -1,0 +1,198 @@
+// npm run bench:alerts — one evaluation round of 1,000 aggregate rules and the preview's latency, over a project of
+// 10 million runs, beside the summary report's latency on the same data and windows.
+//
+// The runs come from the reports benchmark's generator (bench/lib/reports-dataset.ts), into ./.bench-data/alerts;
+// they are generated once and reused by later runs (BENCH_REGENERATE=1 starts over).
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import pino from 'pino';
+import { createApp } from '../src/app';
+import { ManualClock } from '../src/clock';
+import { loadConfig } from '../src/config';
+import { closeStores, openStores } from '../src/db/stores';
+import { AGENTS, countDataset, generateDataset } from './lib/reports-dataset';
+
+const DATA_DIR = path.resolve(process.env.BENCH_DATA_DIR ?? '.bench-data/alerts');
+const RUNS = Number(process.env.BENCH_RUNS ?? 10_000_000);
+const DAYS = 30;
+const RULES = Number(process.env.BENCH_RULES ?? 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const CALLS = Number(process.env.BENCH_CALLS ?? 40);
+// The data set's "now"; rounds and previews run at it and a few minutes after.
+const ANCHOR_MS = Date.parse('2026-11-21T00:00:00.000Z');
+const MARKER = path.join(DATA_DIR, 'bench-alerts.json');
+
+const GOALS = { roundMs: 2000, previewP95Ms: 100 };
+
+// What a fleet's rules look like: every signal, most scoped to one agent, windows from 5 minutes to 30 days.
+const WINDOWS = [300, 900, 3600, 21_600, 86_400, 604_800, 2_592_000];
+const SIGNAL_RULES = [
+  { signal: 'total_runs', comparator: 'lt', threshold: 50 },
+  { signal: 'completion_rate', comparator: 'lt', threshold: 0.85 },
+  { signal: 'failure_rate', comparator: 'gt', threshold: 0.07 },
+  { signal: 'loop_rate', comparator: 'gt', threshold: 0.03 },
+  { signal: 'avg_cost_usd', comparator: 'gt', threshold: 0.05 },
+  { signal: 'total_cost_usd', comparator: 'gt', threshold: 500 },
+  { signal: 'avg_tokens', comparator: 'gt', threshold: 8000 },
+  { signal: 'duration_p50_ms', comparator: 'gt', threshold: 8000 },
+  { signal: 'duration_p95_ms', comparator: 'gt', threshold: 60_000 },
+  { signal: 'duration_p99_ms', comparator: 'gt', threshold: 300_000 },
+];
+
+interface Marker {
+  runs: number;
+  days: number;
+  email: string;
+  password: string;
+  orgId: string;
+  projectId: string;
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (sorted.length - 1) * p;
+  const low = Math.floor(rank);
+  return sorted[low] + (sorted[Math.ceil(rank)] - sorted[low]) * (rank - low);
+};
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+const windowLabel = (seconds: number) =>
+  seconds % 86_400 === 0 ? `${seconds / 86_400}d` : seconds % 3600 === 0 ? `${seconds / 3600}h` : `${seconds / 60}m`;
+
+async function main() {
+  if (process.env.BENCH_REGENERATE === '1') fs.rmSync(DATA_DIR, { recursive: true, force: true });
+  fs.mkdirSync(DATA_DIR, { recursive: true });
+  const log = pino({ level: 'warn' });
+  const config = loadConfig({ DATA_DIR, LOG_LEVEL: 'warn', JWT_SECRET: 'bench-secret-that-is-at-least-32-characters' });
+  const stores = await openStores(config, log);
+  const clock = new ManualClock(new Date(ANCHOR_MS));
+  const service = createApp({ config, stores, clock, log, jwtSecret: config.jwtSecret! });
+  const server = service.app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const call = async (method: string, url: string, body?: unknown, token?: string) => {
+    const res = await fetch(`${base}${url}`, {
+      method,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+
+  // ---- the data set ----
+  let marker: Marker | undefined = fs.existsSync(MARKER) ? JSON.parse(fs.readFileSync(MARKER, 'utf8')) : undefined;
+  if (marker && (marker.runs !== RUNS || marker.days !== DAYS)) marker = undefined;
+  let token: string;
+  if (marker) {
+    token = (await call('POST', '/auth/login', { email: marker.email, password: marker.password })).token;
+    console.log(`reusing ${RUNS.toLocaleString('en-US')} runs of project ${marker.projectId} in ${DATA_DIR}`);
+  } else {
+    const email = `bench-alerts-${Date.now()}@example.com`;
+    const password = 'benchmark-password';
+    const auth = await call('POST', '/auth/register', { email, password });
+    token = auth.token;
+    const orgId = auth.organizations[0].id as string;
+    const project = await call('POST', `/admin/orgs/${orgId}/projects`, { name: `bench-alerts-${Date.now()}` }, token);
+    console.log(`generating ${RUNS.toLocaleString('en-US')} runs over ${DAYS} days…`);
+    const started = Date.now();
+    await generateDataset(stores.ch, { projectId: project.id, anchorMs: ANCHOR_MS, runs: RUNS, days: DAYS }, (message) => console.log(`  ${message}`));
+    console.log(`  generated in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    marker = { runs: RUNS, days: DAYS, email, password, orgId, projectId: project.id };
+    fs.writeFileSync(MARKER, JSON.stringify(marker, null, 2));
+  }
+  const { orgId, projectId } = marker;
+  const counts = await countDataset(stores.ch, projectId);
+  console.log(`data: ${counts.finished.toLocaleString('en-US')} finished runs, ${counts.running.toLocaleString('en-US')} running`);
+
+  // ---- 1,000 rules, created through the API ----
+  await stores.pg.query('DELETE FROM alert_rules WHERE project_id = $1', [projectId]);
+  const rulesUrl = `/admin/orgs/${orgId}/projects/${projectId}/alert-rules`;
+  for (let i = 0; i < RULES; i += 1) {
+    const shape = SIGNAL_RULES[i % SIGNAL_RULES.length];
+    await call('POST', rulesUrl, {
+      name: `bench ${i} ${shape.signal}`,
+      class: 'aggregate',
+      ...shape,
+      agent_name: i % 5 === 0 ? null : AGENTS[(i * 7) % AGENTS.length],
+      window_seconds: WINDOWS[Math.floor(i / SIGNAL_RULES.length) % WINDOWS.length],
+      for_seconds: i % 3 === 0 ? 120 : 0,
+      keep_firing_for_seconds: i % 4 === 0 ? 300 : 0,
+      min_requests: 10,
+      severity: 'warning',
+      channel: 'webhook',
+      channel_config: { url: 'https://hooks.example.com/bench' },
+    }, token);
+  }
+  const [{ scopes }] = await stores.pg.query<{ scopes: number }>(
+    'SELECT count(DISTINCT (agent_name, window_seconds))::int AS scopes FROM alert_rules WHERE project_id = $1', [projectId]);
+  console.log(`rules: ${RULES} enabled aggregate rules, ${scopes} distinct scopes (agent × window)`);
+
+  // ---- evaluation rounds (one every 60 s of the manual clock) ----
+  const rounds: number[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    clock.advance(60);
+    const started = performance.now();
+    const result = await service.alerts.evaluateRound(clock.now());
+    rounds.push(performance.now() - started);
+    console.log(`  round ${round + 1}: ${ms(rounds[round])} — ${result.rules} rules, ${result.events} events, ${result.errors} errors`);
+  }
+  const states = await stores.pg.query<{ state: string; count: number }>(
+    'SELECT state, count(*)::int AS count FROM alert_rules WHERE project_id = $1 GROUP BY state ORDER BY state', [projectId]);
+
+  // ---- preview and summary over the same windows ----
+  const latency: { window: string; scope: string; preview50: number; preview95: number; summary50: number; summary95: number }[] = [];
+  for (const windowSeconds of [300, 3600, 86_400, 604_800, 2_592_000]) {
+    for (const agent of [null, AGENTS[0]]) {
+      const previews: number[] = [];
+      const summaries: number[] = [];
+      for (let i = 0; i < CALLS + 3; i += 1) {
+        const to = clock.now();
+        const from = new Date(to.getTime() - windowSeconds * 1000);
+        let started = performance.now();
+        await call('POST', `${rulesUrl}/preview`, { signal: SIGNAL_RULES[i % SIGNAL_RULES.length].signal, comparator: 'gt', threshold: 0, window_seconds: windowSeconds, agent_name: agent }, token);
+        const preview = performance.now() - started;
+        const query = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), ...(agent ? { agent_name: agent } : {}) });
+        started = performance.now();
+        await call('GET', `/projects/${projectId}/agent/summary?${query}`, undefined, token);
+        const summary = performance.now() - started;
+        if (i >= 3) {
+          previews.push(preview); // the first calls warm the caches
+          summaries.push(summary);
+        }
+      }
+      latency.push({
+        window: windowLabel(windowSeconds), scope: agent ?? 'all agents',
+        preview50: percentile(previews, 0.5), preview95: percentile(previews, 0.95),
+        summary50: percentile(summaries, 0.5), summary95: percentile(summaries, 0.95),
+      });
+    }
+  }
+
+  // ---- report ----
+  const roundP50 = percentile(rounds, 0.5);
+  const previewP95 = Math.max(...latency.map((row) => row.preview95));
+  console.log('');
+  console.log(`evaluation round, ${RULES} rules over ${RUNS.toLocaleString('en-US')} runs: p50 ${ms(roundP50)} (first ${ms(rounds[0])}, max ${ms(Math.max(...rounds))}) — goal ≤ ${GOALS.roundMs} ms: ${roundP50 <= GOALS.roundMs ? 'met' : 'MISSED'}`);
+  console.log(`rule states after ${ROUNDS} rounds: ${states.map((row) => `${row.state} ${row.count}`).join(', ')}`);
+  console.log('');
+  console.log(`latency over HTTP (${CALLS} calls each)         preview p50 / p95          summary p50 / p95`);
+  for (const row of latency) {
+    console.log(`  ${`${row.scope} · last ${row.window}`.padEnd(40)} ${ms(row.preview50).padStart(10)} / ${ms(row.preview95).padEnd(12)} ${ms(row.summary50).padStart(10)} / ${ms(row.summary95)}`);
+  }
+  console.log(`preview p95, worst window: ${ms(previewP95)} — goal ≤ ${GOALS.previewP95Ms} ms: ${previewP95 <= GOALS.previewP95Ms ? 'met' : 'MISSED'}`);
+  fs.writeFileSync(path.join(DATA_DIR, 'results.json'), JSON.stringify({ runs: RUNS, rules: RULES, scopes, rounds, latency, states }, null, 2));
+
+  await new Promise((resolve) => server.close(resolve));
+  await closeStores(stores);
+  // chdb keeps native handles open; nothing else is left to wait for.
+  process.exit(0);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+

@@ -1,0 +1,152 @@
+// The reports benchmark's data: a project's runs generated inside ClickHouse (INSERT … SELECT FROM numbers()),
+// exported as CSV for the Postgres reference.
+import type { ClickHouseStore } from '../../src/db/clickhouse';
+
+export const DAY_MS = 86_400_000;
+
+export interface DatasetShape {
+  projectId: string;
+  /** The data set's "now": runs start in [anchor − days, anchor); those not finished by then are running. */
+  anchorMs: number;
+  runs: number;
+  days: number;
+}
+
+// 50 agents, skewed like real fleets (a few busy, a long tail), and a pool of 40 tools.
+export const AGENTS = Array.from({ length: 50 }, (_, i) =>
+  `${['support', 'research', 'coding', 'triage', 'billing', 'sales', 'ops', 'docs', 'qa', 'data'][i % 10]}-agent-${String(Math.floor(i / 10) + 1)}`);
+const TOOLS = Array.from({ length: 40 }, (_, i) =>
+  `${['search', 'read_file', 'write_file', 'http_get', 'sql_query', 'run_tests', 'send_email', 'browse'][i % 8]}${i < 8 ? '' : `_v${Math.floor(i / 8)}`}`);
+const TASKS = [
+  'Summarize the customer conversation and propose a reply',
+  'Find the root cause of the failing nightly build and open a fix',
+  'Classify the incoming ticket and route it to the right queue',
+  'Draft release notes from the merged pull requests of the week',
+  'Reconcile the invoice lines against the purchase order',
+  'Answer the question using the internal knowledge base',
+  'Refactor the module to remove the deprecated client',
+  'Extract the contract dates and parties into the CRM',
+];
+
+// A uniform in (0, 1) and a standard normal (Box–Muller), both from hashes of the run's number: deterministic,
+// so that the live rows of a run and its finished row agree on its id and totals.
+const uniform = (salt: number) => `((cityHash64(number, ${salt}) % 1000000007) + 0.5) / 1000000007`;
+const normal = (salt: number) => `sqrt(-2 * log(${uniform(salt)})) * cos(2 * pi() * ${uniform(salt + 1)})`;
+
+/** One row per generated run, with everything both tables need; `number` ranges over a slice of the runs. */
+const POPULATION = `
+  SELECT
+    number,
+    {start_ms:Int64} + intDiv(number * {span_ms:Int64}, {n:UInt64}) AS ts_ms,
+    toUInt32(floor(50 * pow(${uniform(1)}, 2.2))) AS agent_k,
+    ${uniform(2)} AS u_status,
+    multiIf(u_status < 0.87, 'completed', u_status < 0.93, 'failed', u_status < 0.96, 'timed_out', u_status < 0.995, 'cancelled', 'abandoned') AS status,
+    multiIf(status = 'timed_out', 600000, status = 'abandoned', 86400000,
+            least(toUInt64(exp(log(3000 + 1500 * (agent_k % 9)) + 1.1 * ${normal(3)})), 3600000)) AS duration,
+    ts_ms + duration AS finished_ms,
+    finished_ms > {anchor_ms:Int64} AS is_running,
+    ${uniform(5)} < 0.03 AS is_loop,
+    least(200, 1 + toUInt32(exp(1.6 + 0.8 * ${normal(6)}))) AS steps,
+    toUInt32(steps * (0.3 + 0.3 * ${uniform(8)})) AS tools_used,
+    arrayDistinct(arrayMap(j -> {tools:Array(String)}[1 + (agent_k * 3 + (cityHash64(number, 9) + j * 13) % 8) % 40], range(least(tools_used, 4)))) AS tool_set,
+    steps * (300 + cityHash64(number, 10) % 2500) AS tokens,
+    round(tokens * [0.000002, 0.00001, 0.00003][1 + agent_k % 3], 6) AS cost,
+    ${uniform(11)} < 0.6 OR is_running AS streamed,
+    concat(leftPad(lower(hex(cityHash64(number, 12))), 16, '0'), leftPad(lower(hex(cityHash64(number, 13))), 16, '0')) AS hx,
+    toUUID(concat(substring(hx, 1, 8), '-', substring(hx, 9, 4), '-4', substring(hx, 14, 3), '-', ['8', '9', 'a', 'b'][1 + cityHash64(number, 13) % 4],
+                  substring(hx, 18, 3), '-', substring(hx, 21, 12))) AS run_id
+  FROM numbers({first:UInt64}, {count:UInt64})`;
+
+const INSERT_FINISHED = `
+  INSERT INTO runs (project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output, termination_reason,
+                    termination_detail, loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names, metadata)
+  SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, {agents:Array(String)}[1 + agent_k], status,
+         fromUnixTimestamp64Milli(finished_ms, 'UTC'), duration,
+         concat('#', toString(number), ' ', {tasks:Array(String)}[1 + cityHash64(number, 14) % length({tasks:Array(String)})]),
+         if(status = 'completed', concat('Done. ', repeat('The result is attached. ', 1 + cityHash64(number, 15) % 6)), ''),
+         multiIf(status = 'completed', 'completed', status = 'failed', if(is_loop, 'loop_detected', 'error'), status = 'timed_out', 'timeout', status),
+         if(status = 'failed', 'tool returned HTTP 500', ''),
+         is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % steps), NULL), steps, tokens, cost, tools_used, tool_set,
+         if(cityHash64(number, 17) % 10 = 0, [toFloat64(agent_k), 0.5], [])
+  FROM (${POPULATION})
+  WHERE NOT is_running`;
+
+/**
+ * Live rows as the streaming API leaves them: a start row (version 0), a row after the steps so far (version 1)
+ * and, for finished runs, after the last steps call (version 2) — three inserts, so three parts for FINAL to merge.
+ * Runs finished by then keep their live rows until the TTL drops them: that is the steady state of live_runs.
+ */
+const insertLive = (version: 0 | 1 | 2) => `
+  INSERT INTO live_runs (project_id, timestamp, id, version, agent_name, input, metadata, loop_detected, loop_step_index,
+                         total_steps, total_tokens, total_cost_usd, tool_calls, tool_names)
+  SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, ${version}, {agents:Array(String)}[1 + agent_k],
+         concat('#', toString(number), ' ', {tasks:Array(String)}[1 + cityHash64(number, 14) % length({tasks:Array(String)})]), [],
+         ${version === 0 ? 'false, NULL, 0, 0, 0, 0, []' : `is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % steps), NULL),
+         ${version === 1 ? 'intDiv(steps + 1, 2), intDiv(tokens, 2), cost / 2, intDiv(tools_used, 2), arraySlice(tool_set, 1, 1)' : 'steps, tokens, cost, tools_used, tool_set'}`}
+  FROM (${POPULATION})
+  WHERE streamed ${version === 2 ? 'AND NOT is_running' : ''}`;
+
+/** How many of the runs fall in [fromMs, anchor): live rows are generated only for the last days. */
+const firstRunFrom = (shape: DatasetShape, fromMs: number) =>
+  Math.max(0, Math.ceil(((fromMs - (shape.anchorMs - shape.days * DAY_MS)) * shape.runs) / (shape.days * DAY_MS)));
+
+export async function generateDataset(ch: ClickHouseStore, shape: DatasetShape, progress: (message: string) => void): Promise<void> {
+  const spanMs = shape.days * DAY_MS;
+  const base = {
+    project_id: shape.projectId, start_ms: shape.anchorMs - spanMs, span_ms: spanMs, n: shape.runs, anchor_ms: shape.anchorMs,
+    agents: AGENTS, tools: TOOLS, tasks: TASKS,
+  };
+  // In slices, so that no single statement holds more than a few million rows in flight.
+  const slice = 2_500_000;
+  for (let first = 0; first < shape.runs; first += slice) {
+    await ch.command(INSERT_FINISHED, { ...base, first, count: Math.min(slice, shape.runs - first) });
+    progress(`runs: ${Math.min(first + slice, shape.runs).toLocaleString('en-US')} / ${shape.runs.toLocaleString('en-US')}`);
+  }
+  // Live rows live 4 days (TTL); generate them for the last 4 days less an hour, so none is dropped during the bench.
+  const first = firstRunFrom(shape, shape.anchorMs - 4 * DAY_MS + 3_600_000);
+  for (const version of [0, 1, 2] as const) {
+    await ch.command(insertLive(version), { ...base, first, count: shape.runs - first });
+  }
+  progress('live runs: done');
+}
+
+export interface DatasetCounts {
+  finished: number;
+  liveRows: number;
+  liveRuns: number;
+  running: number;
+}
+
+export async function countDataset(ch: ClickHouseStore, projectId: string): Promise<DatasetCounts> {
+  const [row] = await ch.query<DatasetCounts>({
+    name: 'bench.counts',
+    sql: `SELECT
+            (SELECT count() FROM runs WHERE project_id = {p:UUID}) AS finished,
+            (SELECT count() FROM live_runs WHERE project_id = {p:UUID}) AS liveRows,
+            (SELECT uniqExact(id) FROM live_runs WHERE project_id = {p:UUID}) AS liveRuns,
+            (SELECT count() FROM live_runs FINAL WHERE project_id = {p:UUID}
+               AND (timestamp, id) NOT IN (SELECT timestamp, id FROM runs WHERE project_id = {p:UUID}
+                                           AND timestamp >= (SELECT min(timestamp) FROM live_runs WHERE project_id = {p:UUID}))) AS running`,
+    params: { p: projectId },
+  });
+  return row;
+}
+
+// ---- The same rows, as CSV for Postgres: only the columns the reports read ----
+
+const PG_ARRAY = "concat('{', arrayStringConcat(tool_names, ','), '}')";
+
+export async function exportCsv(ch: ClickHouseStore, projectId: string, files: { runs: string; live: string }): Promise<void> {
+  await ch.command(
+    `INSERT INTO FUNCTION file({path:String}, 'CSV')
+     SELECT project_id, timestamp, id, agent_name, status, duration_ms, loop_detected, total_steps, total_tokens, total_cost_usd, tool_calls, ${PG_ARRAY}
+     FROM runs WHERE project_id = {p:UUID}`,
+    { path: files.runs, p: projectId },
+  );
+  await ch.command(
+    `INSERT INTO FUNCTION file({path:String}, 'CSV')
+     SELECT project_id, timestamp, id, version, agent_name, loop_detected, total_steps, total_tokens, total_cost_usd, tool_calls, ${PG_ARRAY}
+     FROM live_runs WHERE project_id = {p:UUID}`,
+    { path: files.live, p: projectId },
+  );
+}
