@@ -39,10 +39,13 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
   new AppError(429, 'rate_limited', 'too many requests', [], { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 
 export function validationError(code: 'validation_failed' | 'invalid_id', issues: z.core.$ZodIssue[], prefix: string[] = []): AppError {
-  const details = issues.map((issue) => ({
-    path: [...prefix, ...issue.path.map(String)].join('.'),
-    message: issue.message,
-  }));
+  const pathOf = (path: PropertyKey[]) => [...prefix, ...path.map(String)].join('.');
+  // An unknown field is reported at its own path (zod reports it at its parent's), one detail per field.
+  const details = issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: pathOf([...issue.path, key]), message: 'unknown field' }))
+      : [{ path: pathOf(issue.path), message: issue.message }],
+  );
   const first = details[0];
   const message = first ? (first.path ? `${first.path}: ${first.message}` : first.message) : 'invalid request';
   return new AppError(400, code, message, details);
@@ -57,8 +60,10 @@ export const errorSchema = z.object({
   }),
 });
 
-/** Body-parser failures carry a `type`; they become the contract's 400/413/415. */
+/** Body-parser failures carry a `type`; they become the contract's 400/413/415. So does an undecodable path. */
 function fromBodyParserError(error: { type?: string; message?: string }): AppError | undefined {
+  // The router could not percent-decode a path parameter.
+  if (error instanceof URIError) return new AppError(400, 'invalid_id', 'a path parameter is not valid percent-encoding');
   switch (error.type) {
     case 'entity.parse.failed':
       return new AppError(400, 'malformed_json', 'request body is not valid JSON');

@@ -14,6 +14,11 @@ export const RENAME_PROJECT = `UPDATE projects SET name = $3 WHERE org_id = $1 A
 
 export const DELETE_PROJECT = `DELETE FROM projects WHERE org_id = $1 AND id = $2 RETURNING id`;
 
+// The keys a project deletion takes with it (by cascade), so that they can be dropped from the key cache too.
+export const SELECT_PROJECT_KEY_HASHES = `
+  SELECT k.key_hash FROM api_keys k JOIN projects p ON p.id = k.project_id
+  WHERE p.org_id = $1 AND p.id = $2 AND k.revoked_at IS NULL`;
+
 const KEY_COLUMNS = 'id, name, prefix, created_at, last_used_at';
 
 export const INSERT_API_KEY = `

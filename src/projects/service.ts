@@ -57,8 +57,11 @@ export function projectService(pg: PostgresStore, onKeyRevoked: (keyHash: string
       }
     },
     async remove(orgId: string, projectId: string) {
+      const keys = await pg.query<{ key_hash: string }>(q.SELECT_PROJECT_KEY_HASHES, [orgId, projectId]);
       const deleted = await pg.query(q.DELETE_PROJECT, [orgId, projectId]);
       if (deleted.length === 0) throw notFound('project');
+      // Its keys went with it; like a revoked key, each stops working at once in this instance.
+      for (const key of keys) onKeyRevoked(key.key_hash);
     },
     async createKey(orgId: string, projectId: string, name: string) {
       await requireProject(orgId, projectId);

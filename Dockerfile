@@ -1,0 +1,34 @@
+# runwatch: the HTTP service, built from TypeScript and run as `node dist/main.js`.
+# Build: docker build -t runwatch .   Run with docker-compose.yml (Postgres + ClickHouse), or alone with the
+# embedded stores under /data (no DATABASE_URL / CLICKHOUSE_URL).
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# argon2 and chdb ship prebuilt binaries for linux-x64/arm64 (glibc); no compiler is needed.
+# The committed lock file lacks entries for some other-platform optional binaries, which `npm ci` rejects;
+# `npm install` then installs the same locked versions.
+RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    PORT=8080 \
+    DATA_DIR=/data \
+    LOG_PRETTY=false
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Migrations are read at start-up from ../../schema relative to dist/db, i.e. /app/schema.
+COPY schema ./schema
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME /data
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# node is PID 1 and handles SIGTERM itself (graceful shutdown in src/main.ts).
+CMD ["node", "dist/main.js"]
