@@ -21,6 +21,9 @@ import { ingestRoutes } from './ingest/routes';
 import { ingestService } from './ingest/service';
 import { runRoutes } from './runs/routes';
 import { runStore } from './runs/store';
+import { reportRoutes } from './reports/routes';
+import { createNotifier } from './alerts/notify/worker';
+import { createAlerts } from './alerts';
 
 export interface AppDependencies {
   config: Config;
@@ -59,8 +62,10 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   const auth = authService(stores.pg, clock, { jwtSecret, sessionTtlSeconds: config.sessionTtlSeconds, loginFailuresPerEmail: config.loginFailuresPerEmail });
   const projects = projectService(stores.pg, forgetApiKey);
   const runs = runStore(stores.ch);
+  const alerts = createAlerts({ stores, clock, log, queryLimits: config.reportLimits, denyPrivateUrls: config.webhookDenyPrivate });
   const ingest = ingestService({
     ch: stores.ch, runs, clock, log, loopThresholds: config.loopThresholds, flushMaxRows: config.ingestFlushMaxRows,
+    runAbandonAfterSeconds: config.runAbandonAfterSeconds, events: alerts.events,
   });
 
   const routes: RouteDefinition[] = [
@@ -70,6 +75,8 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
     ...projectRoutes(projects),
     ...ingestRoutes(ingest, config.ingestBodyLimitBytes),
     ...runRoutes(runs),
+    ...reportRoutes(stores.ch, clock, config.reportLimits),
+    ...alerts.routes,
   ];
   routes.push(openApiRoute(routes));
 
@@ -80,5 +87,7 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   mountRoutes(app, routes, { authenticator, bodyLimitBytes: config.bodyLimitBytes, validateResponses: process.env.NODE_ENV === 'test' });
   app.use(handleNotFound);
   app.use(handleErrors);
-  return { app, routes, ingest };
+  // Sends queued alert notifications; main.ts runs it on an interval, tests call notifier.deliverDue(now).
+  const notifier = createNotifier({ pg: stores.pg, clock, log, config });
+  return { app, routes, ingest, notifier, alerts };
 }

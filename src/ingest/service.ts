@@ -187,7 +187,10 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
         await writers.finished.write(rows);
         return rows;
       });
-      for (const row of finishedRows) emit('runFinished', toRun(row));
+      for (const run of finishedRows.map(toRun)) {
+        if (run.loop_detected) emit('loopDetected', run);
+        emit('runFinished', run);
+      }
       return { results };
     },
 

@@ -5,7 +5,8 @@ import { startTestApp, type TestApp } from '../support/app';
 import { bearer, registerUser, uniqueEmail } from '../support/fixtures';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(); });
+// The service's default rate limit (an empty value counts as unset), which the last describe checks.
+beforeAll(async () => { app = await startTestApp({ AUTH_RATE_LIMIT_PER_MINUTE: '' }); });
 afterAll(() => app.close());
 // This file calls register/login more often than AUTH_RATE_LIMIT_PER_MINUTE allows in one minute (the limit has
 // its own tests); the service's clock stands still, so each test moves it on to a fresh rate-limit minute.

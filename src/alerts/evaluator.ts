@@ -1,0 +1,215 @@
+// The aggregate-rule evaluator: one round evaluates every enabled aggregate rule at time t over [t − window, t),
+// one signal query per project, under a Postgres advisory lock so that one instance evaluates at a time.
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import type { PostgresStore, Sql } from '../db/postgres';
+import { scopeKey, type SignalReadings, type SignalScope } from '../reports/signals';
+import { recordFiring, recordResolution, type EventReason } from './episodes';
+import { compare, type AggregateRuleSignal, type AlertRuleRow } from './model';
+import * as q from './queries';
+import type { SignalSource } from './service';
+import { transition, type CooldownState, type EvaluationState, type Outcome } from './state-machine';
+
+export interface RoundResult {
+  /** Another instance held the evaluator lock: this round did nothing. */
+  skipped: boolean;
+  rules: number;
+  projects: number;
+  /** Rules whose project's signal query failed (ERROR). */
+  errors: number;
+  events: number;
+}
+
+interface Reading {
+  outcome: Outcome;
+  value: number | null;
+  sampleCount: number | null;
+  error: string | null;
+}
+
+export interface EvaluatorDependencies {
+  pg: PostgresStore;
+  signals: SignalSource;
+  log: Logger;
+  /** How many projects' signal queries run at once. */
+  concurrency?: number;
+}
+
+const errorMessage = (error: unknown): string => String((error as Error)?.message ?? error).split('\n')[0].slice(0, 1000);
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+const scopeOf = (rule: AlertRuleRow): SignalScope => ({ agentName: rule.agent_name, windowSeconds: rule.window_seconds });
+
+function outcomeOf(rule: AlertRuleRow, readings: Map<string, SignalReadings> | Error): Reading {
+  if (readings instanceof Error) return { outcome: 'ERROR', value: null, sampleCount: null, error: errorMessage(readings) };
+  const reading = readings.get(scopeKey(scopeOf(rule)))?.[rule.signal as AggregateRuleSignal] ?? { value: 0, sampleCount: 0 };
+  const value = reading.sampleCount === 0 ? 0 : reading.value;
+  if (reading.sampleCount < rule.min_requests) return { outcome: 'NO_DATA', value, sampleCount: reading.sampleCount, error: null };
+  const outcome = compare(value, rule.comparator, rule.threshold) ? 'BREACH' : 'OK';
+  return { outcome, value, sampleCount: reading.sampleCount, error: null };
+}
+
+interface RuleUpdate {
+  id: string;
+  evaluation: EvaluationState;
+  episodeEventId: string | null;
+  evaluatedAt: Date;
+  lastError: string | null;
+  cooldown: CooldownState;
+}
+
+export function alertEvaluator({ pg, signals, log, concurrency = 4 }: EvaluatorDependencies) {
+  /** Reads each project's signals once, for all the distinct scopes of its rules. */
+  async function readProjects(rules: AlertRuleRow[], at: Date): Promise<Map<string, Map<string, SignalReadings> | Error>> {
+    const scopesByProject = new Map<string, Map<string, SignalScope>>();
+    for (const rule of rules) {
+      const scopes = scopesByProject.get(rule.project_id) ?? new Map<string, SignalScope>();
+      scopes.set(scopeKey(scopeOf(rule)), scopeOf(rule));
+      scopesByProject.set(rule.project_id, scopes);
+    }
+    const projects = [...scopesByProject.entries()];
+    const results = await mapLimited(projects, concurrency, async ([projectId, scopes]) => {
+      try {
+        return await signals.readSignals(projectId, [...scopes.values()], at);
+      } catch (error) {
+        log.warn({ err: error, projectId }, 'alert signals could not be read; rules of this project keep their state');
+        return error instanceof Error ? error : new Error(String(error));
+      }
+    });
+    return new Map(projects.map(([projectId], index) => [projectId, results[index]]));
+  }
+
+  /** Applies one rule's outcome: the transition, its event and notification; returns what to store. */
+  async function applyOutcome(tx: Sql, rule: AlertRuleRow, reading: Reading, at: Date): Promise<{ update: RuleUpdate; events: number }> {
+    const current: EvaluationState = { state: rule.state, activeAt: rule.active_at, keepFiringSince: rule.keep_firing_since };
+    const step = transition(current, reading.outcome, at, { forSeconds: rule.for_seconds, keepFiringForSeconds: rule.keep_firing_for_seconds });
+    let episodeEventId = rule.episode_event_id;
+    let cooldown: CooldownState = { lastNotifiedAt: rule.last_notified_at, deferredEventId: rule.deferred_event_id };
+    const fields = {
+      stateFrom: rule.state,
+      value: reading.value,
+      sampleCount: reading.sampleCount,
+      windowStart: new Date(at.getTime() - rule.window_seconds * 1000),
+      windowEnd: at,
+    };
+    if (step.event === 'firing') {
+      ({ eventId: episodeEventId, cooldown } = await recordFiring(tx, rule, { ...fields, reason: 'threshold_crossed' }, at));
+    } else if (step.event === 'resolved') {
+      const reason: EventReason = reading.outcome === 'NO_DATA' ? 'no_data' : 'recovered';
+      cooldown = await recordResolution(tx, rule, { ...fields, reason }, at);
+      episodeEventId = null;
+    }
+    return {
+      update: {
+        id: rule.id,
+        evaluation: step.next,
+        episodeEventId,
+        evaluatedAt: at,
+        // An ERROR keeps everything but says why; a successful evaluation clears it.
+        lastError: step.recordError ? reading.error : null,
+        cooldown,
+      },
+      events: step.event ? 1 : 0,
+    };
+  }
+
+  async function storeUpdates(tx: Sql, updates: RuleUpdate[]): Promise<void> {
+    if (updates.length === 0) return;
+    await tx.query(q.UPDATE_EVALUATED_RULES, [
+      updates.map((u) => u.id),
+      updates.map((u) => u.evaluation.state),
+      updates.map((u) => u.evaluation.activeAt),
+      updates.map((u) => u.evaluation.keepFiringSince),
+      updates.map((u) => u.episodeEventId),
+      updates.map((u) => u.evaluatedAt),
+      updates.map((u) => u.lastError),
+      updates.map((u) => u.cooldown.lastNotifiedAt),
+      updates.map((u) => u.cooldown.deferredEventId),
+    ]);
+  }
+
+  /**
+   * One round at time `at`. The advisory lock is held for the whole round (its transaction), and the rules are
+   * locked with it, so an edit made meanwhile waits for the round instead of being overwritten by it.
+   * `projectIds` restricts the round to those projects (tests; a targeted re-evaluation); default: every project.
+   */
+  async function evaluateRound(at: Date, options: { projectIds?: readonly string[] } = {}): Promise<RoundResult> {
+    return pg.transaction(async (tx) => {
+      const [lock] = await tx.query<{ acquired: boolean }>(q.TRY_EVALUATOR_LOCK, [q.EVALUATOR_LOCK_KEY]);
+      if (!lock?.acquired) return { skipped: true, rules: 0, projects: 0, errors: 0, events: 0 };
+      // A rule already evaluated at or after `at` (a late round of another instance, a clock step back) is left alone.
+      const rules = (await tx.query<AlertRuleRow>(q.LOCK_AGGREGATE_RULES, [options.projectIds ?? null])).filter(
+        (rule) => !rule.last_evaluated_at || rule.last_evaluated_at.getTime() < at.getTime(),
+      );
+      const readings = await readProjects(rules, at);
+      const updates: RuleUpdate[] = [];
+      let events = 0;
+      let errors = 0;
+      for (const rule of rules) {
+        const reading = outcomeOf(rule, readings.get(rule.project_id)!);
+        if (reading.outcome === 'ERROR') errors += 1;
+        const applied = await applyOutcome(tx, rule, reading, at);
+        updates.push(applied.update);
+        events += applied.events;
+      }
+      await storeUpdates(tx, updates);
+      return { skipped: false, rules: rules.length, projects: readings.size, errors, events };
+    });
+  }
+
+  return { evaluateRound };
+}
+
+export type AlertEvaluator = ReturnType<typeof alertEvaluator>;
+
+/**
+ * Evaluates a round now and then every `intervalSeconds` with the given clock (rounds never overlap).
+ * The timer does not keep the process alive. Returns a function that stops it (and waits for a round in progress).
+ */
+export function startAlertEvaluator(options: {
+  evaluator: Pick<AlertEvaluator, 'evaluateRound'>;
+  clock: Clock;
+  log: Logger;
+  intervalSeconds: number;
+}): () => Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+
+  const round = async () => {
+    const started = Date.now();
+    try {
+      const result = await options.evaluator.evaluateRound(options.clock.now());
+      if (!result.skipped) options.log.debug({ ...result, ms: Date.now() - started }, 'alert round evaluated');
+    } catch (error) {
+      options.log.error({ err: error }, 'alert round failed; retrying next interval');
+    }
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = round().finally(schedule);
+    }, options.intervalSeconds * 1000);
+    timer.unref();
+  };
+  running = round().finally(schedule);
+
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    await running;
+  };
+}

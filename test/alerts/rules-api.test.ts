@@ -1,0 +1,429 @@
+// Alert rule endpoints through the real HTTP server: create/list/get/patch/delete/events, every value and default of
+// the contract's table, channel configuration and secrets, roles and the 404 of other organizations and projects.
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import supertest from 'supertest';
+import { createApp } from '../../src/app';
+import { startTestApp, type TestApp } from '../support/app';
+import { bearer, createProject, registerUser } from '../support/fixtures';
+import { alertProject, expectError, expectFieldError, webhookRule, type AlertProject } from './helpers';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ AUTH_RATE_LIMIT_PER_MINUTE: '100000' });
+});
+afterAll(() => app.close());
+
+const GENERATED_SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
+const MASKED_SECRET = /^whsec_…[A-Za-z0-9+/=]{4}$/;
+
+describe('create', () => {
+  let p: AlertProject;
+  beforeEach(async () => {
+    p = await alertProject(app);
+  });
+
+  it('creates an aggregate rule with every default of the contract', async () => {
+    const res = await p.create({
+      name: 'too few runs', class: 'aggregate', signal: 'total_runs', severity: 'critical', channel: 'webhook',
+      channel_config: { url: 'https://hooks.example.com/a' },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.any(String), project_id: p.project.id, name: 'too few runs', agent_name: null, signal: 'total_runs',
+      class: 'aggregate', comparator: 'lt', threshold: 1, window_seconds: 300, for_seconds: 0, keep_firing_for_seconds: 0,
+      cooldown_seconds: 600, min_requests: 10, severity: 'critical', channel: 'webhook',
+      channel_config: { url: 'https://hooks.example.com/a', secret: expect.stringMatching(GENERATED_SECRET), send_resolved: true },
+      enabled: true, created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+    });
+    expect(Buffer.from(res.body.channel_config.secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
+  });
+
+  it.each([
+    { signal: 'total_runs', comparator: 'lt', threshold: 1 },
+    { signal: 'completion_rate', comparator: 'lt', threshold: 0.9 },
+    { signal: 'failure_rate', comparator: 'gt', threshold: 0.1 },
+    { signal: 'loop_rate', comparator: 'gt', threshold: 0.05 },
+  ])('defaults of $signal: $comparator $threshold', async ({ signal, comparator, threshold }) => {
+    const res = await p.create({ name: 'r', class: 'aggregate', signal, severity: 'info', channel: 'webhook', channel_config: { url: 'https://h.example.com' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ comparator, threshold });
+  });
+
+  it.each(['avg_cost_usd', 'total_cost_usd', 'avg_tokens', 'duration_p50_ms', 'duration_p95_ms', 'duration_p99_ms'])(
+    'aggregate %s: comparator defaults to gt; threshold is required',
+    async (signal) => {
+      const base = { name: 'r', class: 'aggregate', signal, severity: 'info', channel: 'webhook', channel_config: { url: 'https://h.example.com' } };
+      expectFieldError(await p.create(base), 'threshold');
+      const res = await p.create({ ...base, threshold: 12.5 });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ comparator: 'gt', threshold: 12.5 });
+    },
+  );
+
+  it('per_run defaults: window, for, keep_firing_for and min_requests 0; loop_detected is gte 1', async () => {
+    const res = await p.create({ name: 'loops', class: 'per_run', signal: 'loop_detected', severity: 'warning', channel: 'webhook', channel_config: { url: 'https://h.example.com' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ comparator: 'gte', threshold: 1, window_seconds: 0, for_seconds: 0, keep_firing_for_seconds: 0, min_requests: 0, cooldown_seconds: 600 });
+  });
+
+  it.each(['run_cost_usd', 'run_tokens', 'run_duration_ms', 'run_steps'])('per_run %s: gt, threshold required', async (signal) => {
+    const base = { name: 'r', class: 'per_run', signal, severity: 'info', channel: 'webhook', channel_config: { url: 'https://h.example.com' } };
+    expectFieldError(await p.create(base), 'threshold');
+    const res = await p.create({ ...base, threshold: 3 });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ comparator: 'gt', threshold: 3, window_seconds: 0 });
+  });
+
+  it('keeps every field sent', async () => {
+    const body = {
+      name: 'planner slow', class: 'aggregate', signal: 'duration_p95_ms', comparator: 'gte', threshold: 30000, agent_name: 'planner',
+      window_seconds: 3600, for_seconds: 300, keep_firing_for_seconds: 600, cooldown_seconds: 0, min_requests: 0, severity: 'info',
+      channel: 'slack', channel_config: { webhook_url: 'https://hooks.slack.com/services/T0/B0/abcdefgh1234', send_resolved: false }, enabled: false,
+    };
+    const res = await p.create(body);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ ...body, channel_config: { webhook_url: 'https:…1234', send_resolved: false } });
+  });
+
+  it.each([
+    ['missing name', { name: undefined }, 'name'],
+    ['empty name', { name: '  ' }, 'name'],
+    ['name over 200 characters', { name: 'x'.repeat(201) }, 'name'],
+    ['missing class', { class: undefined }, 'class'],
+    ['unknown class', { class: 'weekly' }, 'class'],
+    ['missing signal', { signal: undefined }, 'signal'],
+    ['unknown signal', { signal: 'error_rate' }, 'signal'],
+    ['per_run signal in an aggregate rule', { signal: 'run_cost_usd' }, 'signal'],
+    ['aggregate signal in a per_run rule', { class: 'per_run', window_seconds: 0, min_requests: 0 }, 'signal'],
+    ['unknown comparator', { comparator: 'eq' }, 'comparator'],
+    ['threshold not a number', { threshold: '2' }, 'threshold'],
+    ['negative threshold', { threshold: -1 }, 'threshold'],
+    ['rate threshold over 1', { signal: 'failure_rate', threshold: 1.5 }, 'threshold'],
+    ['rate threshold under 0', { signal: 'completion_rate', threshold: -0.1 }, 'threshold'],
+    ['empty agent_name', { agent_name: '' }, 'agent_name'],
+    ['agent_name over 200 characters', { agent_name: 'a'.repeat(201) }, 'agent_name'],
+    ['window under 60', { window_seconds: 59 }, 'window_seconds'],
+    ['window 0 for an aggregate rule', { window_seconds: 0 }, 'window_seconds'],
+    ['window over 30 days', { window_seconds: 2_592_001 }, 'window_seconds'],
+    ['fractional window', { window_seconds: 300.5 }, 'window_seconds'],
+    ['for_seconds between 0 and 60', { for_seconds: 30 }, 'for_seconds'],
+    ['for_seconds over a day', { for_seconds: 86_401 }, 'for_seconds'],
+    ['keep_firing_for between 0 and 60', { keep_firing_for_seconds: 59 }, 'keep_firing_for_seconds'],
+    ['keep_firing_for over a day', { keep_firing_for_seconds: 86_401 }, 'keep_firing_for_seconds'],
+    ['negative cooldown', { cooldown_seconds: -1 }, 'cooldown_seconds'],
+    ['cooldown over a week', { cooldown_seconds: 604_801 }, 'cooldown_seconds'],
+    ['negative min_requests', { min_requests: -1 }, 'min_requests'],
+    ['fractional min_requests', { min_requests: 1.5 }, 'min_requests'],
+    ['missing severity', { severity: undefined }, 'severity'],
+    ['unknown severity', { severity: 'page' }, 'severity'],
+    ['missing channel', { channel: undefined }, 'channel'],
+    ['unknown channel', { channel: 'email' }, 'channel'],
+    ['missing channel_config', { channel_config: undefined }, 'channel_config'],
+    ['webhook without url', { channel_config: { secret: 'whsec_0123456789abcdef' } }, 'channel_config.url'],
+    ['webhook url not http(s)', { channel_config: { url: 'ftp://example.com/x' } }, 'channel_config.url'],
+    ['webhook url not a URL', { channel_config: { url: 'not a url' } }, 'channel_config.url'],
+    ['webhook secret too short', { channel_config: { url: 'https://h.example.com', secret: 'short' } }, 'channel_config.secret'],
+    ['unknown channel_config field', { channel_config: { url: 'https://h.example.com', headers: {} } }, 'channel_config.headers'],
+    ['send_resolved not a boolean', { channel_config: { url: 'https://h.example.com', send_resolved: 'yes' } }, 'channel_config.send_resolved'],
+    ['slack config given to a webhook', { channel_config: { webhook_url: 'https://hooks.slack.com/x' } }, 'channel_config.webhook_url'],
+    ['webhook config given to slack', { channel: 'slack', channel_config: { url: 'https://hooks.slack.com/x' } }, 'channel_config.url'],
+    ['slack url not http(s)', { channel: 'slack', channel_config: { webhook_url: 'javascript:alert(1)' } }, 'channel_config.webhook_url'],
+    ['enabled not a boolean', { enabled: 'true' }, 'enabled'],
+    ['unknown field', { severity_level: 3 }, ''],
+    ['id in the payload', { id: randomUUID() }, ''],
+  ])('400 for %s', async (_label, change, path) => {
+    const res = await p.create({ ...webhookRule(), ...change });
+    expectError(res, 400, 'validation_failed');
+    if (path) expect(res.body.error.details.map((detail: { path: string }) => detail.path)).toContain(path);
+  });
+
+  it.each([
+    ['window_seconds', { window_seconds: 300 }],
+    ['for_seconds', { for_seconds: 60 }],
+    ['keep_firing_for_seconds', { keep_firing_for_seconds: 60 }],
+    ['min_requests', { min_requests: 1 }],
+  ])('400 for a per_run rule with a non-zero %s', async (path, change) => {
+    const res = await p.create({ ...webhookRule({ class: 'per_run', signal: 'run_steps', threshold: 10, min_requests: 0 }), ...change });
+    expectFieldError(res, path);
+  });
+
+  it('accepts for/keep_firing 0 and the bounds 60 and 86400, window bounds 60 and 2592000, cooldown 0 and 604800', async () => {
+    for (const fields of [
+      { for_seconds: 60, keep_firing_for_seconds: 86_400, window_seconds: 60, cooldown_seconds: 0 },
+      { for_seconds: 86_400, keep_firing_for_seconds: 60, window_seconds: 2_592_000, cooldown_seconds: 604_800 },
+    ]) {
+      const res = await p.create(webhookRule(fields));
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject(fields);
+    }
+  });
+
+  it('415 for a body that is not JSON, 400 for malformed JSON', async () => {
+    expectError(await app.http.post(p.base).set(bearer(p.admin.token)).set('Content-Type', 'text/plain').send('name=x'), 415, 'unsupported_media_type');
+    expectError(await app.http.post(p.base).set(bearer(p.admin.token)).set('Content-Type', 'application/json').send('{"name":'), 400, 'malformed_json');
+  });
+
+  it('allows two rules with the same name in a project', async () => {
+    await p.rule({ name: 'same' });
+    await p.rule({ name: 'same' });
+    expect((await p.list()).body.filter((rule: { name: string }) => rule.name === 'same')).toHaveLength(2);
+  });
+});
+
+describe('secrets', () => {
+  it('shows a generated secret once (create), masked everywhere after', async () => {
+    const p = await alertProject(app);
+    const created = await p.rule();
+    const secret = (created.channel_config as { secret: string }).secret;
+    expect(secret).toMatch(GENERATED_SECRET);
+    const masked = `${secret.slice(0, 6)}…${secret.slice(-4)}`;
+    expect((await p.get(created.id)).body.channel_config.secret).toBe(masked);
+    expect((await p.list()).body[0].channel_config.secret).toBe(masked);
+    const patched = await p.patch(created.id, { name: 'renamed' });
+    expect(patched.body.channel_config.secret).toBe(masked);
+  });
+
+  it('masks a secret that was sent, in the create response too', async () => {
+    const p = await alertProject(app);
+    const res = await p.create(webhookRule({ channel_config: { url: 'https://h.example.com', secret: 'whsec_mysecretvalue0000wxyz' } }));
+    expect(res.status).toBe(201);
+    expect(res.body.channel_config.secret).toBe('whsec_…wxyz');
+    expect(res.body.channel_config.secret).toMatch(MASKED_SECRET);
+  });
+
+  it('keeps the secret when a PATCH sends a new url without one, or sends back the masked value', async () => {
+    const p = await alertProject(app);
+    const created = await p.rule({ channel_config: { url: 'https://a.example.com', secret: 'whsec_keepthissecret9876' } });
+    const stored = async () =>
+      (await app.stores.pg.query<{ channel_config: { secret: string; url: string } }>('SELECT channel_config FROM alert_rules WHERE id = $1', [created.id]))[0].channel_config;
+    const first = await p.patch(created.id, { channel_config: { url: 'https://b.example.com' } });
+    expect(first.status).toBe(200);
+    expect(first.body.channel_config).toEqual({ url: 'https://b.example.com', secret: 'whsec_…9876', send_resolved: true });
+    expect((await stored()).secret).toBe('whsec_keepthissecret9876');
+    const second = await p.patch(created.id, { channel_config: { url: 'https://c.example.com', secret: 'whsec_…9876', send_resolved: false } });
+    expect(second.status).toBe(200);
+    expect(await stored()).toEqual({ url: 'https://c.example.com', secret: 'whsec_keepthissecret9876', send_resolved: false });
+  });
+
+  it('masks the Slack webhook URL and keeps it when the masked value is sent back', async () => {
+    const p = await alertProject(app);
+    const url = 'https://hooks.slack.com/services/T000/B000/XXXXsecretZZZZ';
+    const created = await p.rule({ channel: 'slack', channel_config: { webhook_url: url } });
+    expect(created.channel_config).toEqual({ webhook_url: 'https:…ZZZZ', send_resolved: true });
+    const patched = await p.patch(created.id, { channel_config: { webhook_url: 'https:…ZZZZ', send_resolved: false } });
+    expect(patched.status).toBe(200);
+    const [row] = await app.stores.pg.query<{ channel_config: unknown }>('SELECT channel_config FROM alert_rules WHERE id = $1', [created.id]);
+    expect(row.channel_config).toEqual({ webhook_url: url, send_resolved: false });
+  });
+
+  it('generates a secret (shown in that PATCH response only) when a slack rule becomes a webhook rule', async () => {
+    const p = await alertProject(app);
+    const created = await p.rule({ channel: 'slack', channel_config: { webhook_url: 'https://hooks.slack.com/services/x/y/z' } });
+    expectFieldError(await p.patch(created.id, { channel: 'webhook' }), 'channel_config');
+    const res = await p.patch(created.id, { channel: 'webhook', channel_config: { url: 'https://h.example.com' } });
+    expect(res.status).toBe(200);
+    expect(res.body.channel_config.secret).toMatch(GENERATED_SECRET);
+    expect((await p.get(created.id)).body.channel_config.secret).toMatch(MASKED_SECRET);
+  });
+});
+
+describe('read, update, delete', () => {
+  it('lists by created_at and gets one with state and last_error', async () => {
+    const p = await alertProject(app);
+    const first = await p.rule({ name: 'first' });
+    app.clock.advance(1);
+    const second = await p.rule({ name: 'second' });
+    const list = await p.list();
+    expect(list.status).toBe(200);
+    expect(list.body.map((rule: { id: string }) => rule.id)).toEqual([first.id, second.id]);
+    const one = await p.get(first.id);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual({ ...first, channel_config: one.body.channel_config, state: 'inactive', last_error: null });
+  });
+
+  it('an empty project lists []', async () => {
+    const p = await alertProject(app);
+    expect((await p.list()).body).toEqual([]);
+  });
+
+  it('PATCH replaces the fields sent and keeps the others', async () => {
+    const p = await alertProject(app);
+    const created = await p.rule({ name: 'before', threshold: 5, agent_name: 'planner' });
+    const res = await p.patch(created.id, { name: 'after', severity: 'critical', agent_name: null, cooldown_seconds: 60, for_seconds: 120 });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      id: created.id, project_id: p.project.id, created_at: created.created_at, name: 'after', severity: 'critical',
+      agent_name: null, cooldown_seconds: 60, for_seconds: 120, threshold: 5, signal: 'total_runs', comparator: 'gt',
+    });
+    expect((await p.get(created.id)).body).toMatchObject({ name: 'after', agent_name: null });
+  });
+
+  it('PATCH validates the merged rule as a whole', async () => {
+    const p = await alertProject(app);
+    const created = await p.rule({ signal: 'failure_rate', threshold: 0.2 });
+    expectFieldError(await p.patch(created.id, { threshold: 2 }), 'threshold');
+    expectFieldError(await p.patch(created.id, { signal: 'run_cost_usd' }), 'signal');
+    expectFieldError(await p.patch(created.id, { window_seconds: 10 }), 'window_seconds');
+    expectFieldError(await p.patch(created.id, { channel_config: { url: 'gopher://x' } }), 'channel_config.url');
+    expectError(await p.patch(created.id, { id: randomUUID() }), 400, 'validation_failed');
+    expectError(await p.patch(created.id, { project_id: randomUUID() }), 400, 'validation_failed');
+    expectError(await p.patch(created.id, { created_at: '2026-01-01T00:00:00Z' }), 400, 'validation_failed');
+    expect((await p.get(created.id)).body).toMatchObject({ threshold: 0.2, signal: 'failure_rate', window_seconds: 300 });
+  });
+
+  it('PATCH of the signal brings its default comparator and threshold; of the class, its window defaults', async () => {
+    const p = await alertProject(app);
+    const created = await p.rule({ signal: 'total_runs', comparator: 'gt', threshold: 50 });
+    const toRate = await p.patch(created.id, { signal: 'completion_rate' });
+    expect(toRate.body).toMatchObject({ signal: 'completion_rate', comparator: 'lt', threshold: 0.9 });
+    expectFieldError(await p.patch(created.id, { signal: 'avg_tokens' }), 'threshold');
+    const perRun = await p.patch(created.id, { class: 'per_run', signal: 'run_tokens', threshold: 1000 });
+    expect(perRun.status).toBe(200);
+    expect(perRun.body).toMatchObject({ class: 'per_run', window_seconds: 0, for_seconds: 0, keep_firing_for_seconds: 0, min_requests: 0, comparator: 'gt' });
+    const back = await p.patch(created.id, { class: 'aggregate', signal: 'loop_rate' });
+    expect(back.body).toMatchObject({ class: 'aggregate', window_seconds: 300, min_requests: 10, comparator: 'gt', threshold: 0.05 });
+  });
+
+  it('DELETE answers 204, then the rule is gone', async () => {
+    const p = await alertProject(app);
+    const created = await p.rule();
+    const res = await p.remove(created.id);
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
+    expectError(await p.get(created.id), 404, 'not_found');
+    expectError(await p.remove(created.id), 404, 'not_found');
+    expectError(await p.patch(created.id, { name: 'x' }), 404, 'not_found');
+    expectError(await p.events(created.id), 404, 'not_found');
+  });
+
+  it('events: empty at first; limit 1–1000 (default 50) and offset ≥ 0', async () => {
+    const p = await alertProject(app);
+    const created = await p.rule();
+    const res = await p.events(created.id);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual([]);
+    expect((await p.events(created.id, { limit: 1000, offset: 5 })).status).toBe(200);
+    for (const query of [{ limit: 0 }, { limit: 1001 }, { limit: 'many' }, { offset: -1 }, { offset: 1.5 }, { page: 2 }]) {
+      expectError(await p.events(created.id, query), 400, 'validation_failed');
+    }
+  });
+
+  it('400 invalid_id for path parameters that are not UUIDs; 404 for a rule that does not exist', async () => {
+    const p = await alertProject(app);
+    expectError(await p.get('not-a-uuid'), 400, 'invalid_id');
+    expectError(await app.http.get(`/admin/orgs/${p.org.id}/projects/nope/alert-rules`).set(bearer(p.admin.token)), 400, 'invalid_id');
+    expectError(await p.get(randomUUID()), 404, 'not_found');
+  });
+});
+
+describe('who may do what', () => {
+  let p: AlertProject;
+  let ruleId: string;
+  beforeAll(async () => {
+    p = await alertProject(app);
+    ruleId = (await p.rule()).id;
+  });
+  const draft = { signal: 'total_runs', comparator: 'lt' };
+
+  it.each(['viewer', 'member'] as const)('a %s reads, lists, reads events and previews, but cannot write (403)', async (role) => {
+    const { token } = await p.member(role);
+    expect((await p.list(token)).status).toBe(200);
+    expect((await p.get(ruleId, token)).status).toBe(200);
+    expect((await p.events(ruleId, {}, token)).status).toBe(200);
+    expect((await p.preview(draft, token)).status).toBe(200);
+    expectError(await p.create(webhookRule(), token), 403, 'forbidden');
+    expectError(await p.patch(ruleId, { name: 'x' }, token), 403, 'forbidden');
+    expectError(await p.remove(ruleId, token), 403, 'forbidden');
+    expect((await p.get(ruleId)).body.channel_config.secret).toMatch(MASKED_SECRET);
+  });
+
+  it('another admin of the organization may write', async () => {
+    const { token } = await p.member('admin');
+    expect((await p.patch(ruleId, { name: 'by another admin' }, token)).status).toBe(200);
+  });
+
+  it('a non-member gets 404 on every endpoint (existence is not leaked)', async () => {
+    const stranger = await registerUser(app);
+    expectError(await p.list(stranger.token), 404, 'not_found');
+    expectError(await p.get(ruleId, stranger.token), 404, 'not_found');
+    expectError(await p.events(ruleId, {}, stranger.token), 404, 'not_found');
+    expectError(await p.preview(draft, stranger.token), 404, 'not_found');
+    expectError(await p.create(webhookRule(), stranger.token), 404, 'not_found');
+    expectError(await p.patch(ruleId, { name: 'x' }, stranger.token), 404, 'not_found');
+    expectError(await p.remove(ruleId, stranger.token), 404, 'not_found');
+  });
+
+  it('401 without a session; an API key is not a session', async () => {
+    expectError(await app.http.get(p.base), 401, 'unauthenticated');
+    expectError(await app.http.get(p.base).set(bearer(p.key)), 401, 'unauthenticated');
+  });
+
+  it('404 for a project of another organization, even for its own admin through the wrong org path', async () => {
+    const other = await alertProject(app);
+    const otherRule = await other.rule();
+    // The caller is admin of p.org; the project and rule belong to other.org.
+    const crossBase = `/admin/orgs/${p.org.id}/projects/${other.project.id}/alert-rules`;
+    const auth = bearer(p.admin.token);
+    expectError(await app.http.get(crossBase).set(auth), 404, 'not_found');
+    expectError(await app.http.post(crossBase).set(auth).send(webhookRule()), 404, 'not_found');
+    expectError(await app.http.post(`${crossBase}/preview`).set(auth).send(draft), 404, 'not_found');
+    expectError(await app.http.get(`${crossBase}/${otherRule.id}`).set(auth), 404, 'not_found');
+    expectError(await app.http.patch(`${crossBase}/${otherRule.id}`).set(auth).send({ name: 'x' }), 404, 'not_found');
+    expectError(await app.http.delete(`${crossBase}/${otherRule.id}`).set(auth), 404, 'not_found');
+    expectError(await app.http.get(`${crossBase}/${otherRule.id}/events`).set(auth), 404, 'not_found');
+    expect((await other.get(otherRule.id)).status).toBe(200);
+  });
+
+  it('404 for a rule of another project of the same organization', async () => {
+    const sibling = await createProject(app, p.admin.token, p.org.id);
+    const siblingBase = `/admin/orgs/${p.org.id}/projects/${sibling.id}/alert-rules`;
+    const auth = bearer(p.admin.token);
+    expectError(await app.http.get(`${siblingBase}/${ruleId}`).set(auth), 404, 'not_found');
+    expectError(await app.http.patch(`${siblingBase}/${ruleId}`).set(auth).send({ name: 'x' }), 404, 'not_found');
+    expectError(await app.http.delete(`${siblingBase}/${ruleId}`).set(auth), 404, 'not_found');
+    expectError(await app.http.get(`${siblingBase}/${ruleId}/events`).set(auth), 404, 'not_found');
+    expect((await app.http.get(siblingBase).set(auth)).body).toEqual([]);
+  });
+});
+
+describe('WEBHOOK_DENY_PRIVATE', () => {
+  // The same stores, served by an app configured to refuse private addresses.
+  let strict: supertest.Agent;
+  beforeAll(() => {
+    const service = createApp({
+      config: { ...app.config, webhookDenyPrivate: true }, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret!,
+    });
+    strict = supertest.agent(service.app);
+  });
+
+  it.each([
+    ['loopback', 'http://127.0.0.1:8080/hook'],
+    ['localhost', 'http://localhost/hook'],
+    ['RFC 1918', 'https://10.1.2.3/hook'],
+    ['RFC 1918 (192.168)', 'https://192.168.1.20/hook'],
+    ['link-local (cloud metadata)', 'http://169.254.169.254/latest'],
+    ['IPv6 loopback', 'http://[::1]:9000/hook'],
+    ['IPv4-mapped IPv6', 'http://[::ffff:127.0.0.1]/hook'],
+    ['IPv6 unique local', 'http://[fd00::1]/hook'],
+  ])('refuses a %s URL at creation (400)', async (_label, url) => {
+    const p = await alertProject(app);
+    const res = await strict.post(p.base).set(bearer(p.admin.token)).send(webhookRule({ channel_config: { url } }));
+    expectFieldError(res, 'channel_config.url');
+  });
+
+  it('refuses a private Slack URL, and a PATCH to a private URL', async () => {
+    const p = await alertProject(app);
+    const slack = await strict.post(p.base).set(bearer(p.admin.token)).send(webhookRule({ channel: 'slack', channel_config: { webhook_url: 'http://10.0.0.8/slack' } }));
+    expectFieldError(slack, 'channel_config.webhook_url');
+    const created = await strict.post(p.base).set(bearer(p.admin.token)).send(webhookRule({ channel_config: { url: 'https://93.184.215.14/hook' } }));
+    expect(created.status).toBe(201);
+    const patched = await strict.patch(`${p.base}/${created.body.id}`).set(bearer(p.admin.token)).send({ channel_config: { url: 'http://127.0.0.1/x' } });
+    expectFieldError(patched, 'channel_config.url');
+  });
+
+  it('allows private addresses by default', async () => {
+    const p = await alertProject(app);
+    expect((await p.create(webhookRule({ channel_config: { url: 'http://127.0.0.1:8080/hook' } }))).status).toBe(201);
+  });
+});
