@@ -86,23 +86,8 @@ export const createRuleBody = z.strictObject({
 });
 export type CreateRuleInput = z.infer<typeof createRuleBody>;
 
-export const patchRuleBody = z.strictObject({
-  name: ruleFields.name.optional(),
-  class: ruleFields.class.optional(),
-  signal: ruleFields.signal.optional(),
-  severity: ruleFields.severity.optional(),
-  channel: ruleFields.channel.optional(),
-  channel_config: ruleFields.channel_config.optional(),
-  comparator: ruleFields.comparator.optional(),
-  threshold: ruleFields.threshold.optional(),
-  agent_name: ruleFields.agent_name.optional(),
-  window_seconds: ruleFields.window_seconds.optional(),
-  for_seconds: ruleFields.for_seconds.optional(),
-  keep_firing_for_seconds: ruleFields.keep_firing_for_seconds.optional(),
-  cooldown_seconds: ruleFields.cooldown_seconds.optional(),
-  min_requests: ruleFields.min_requests.optional(),
-  enabled: ruleFields.enabled.optional(),
-});
+// PATCH replaces the mutable fields sent: any field of a create, none required.
+export const patchRuleBody = createRuleBody.partial();
 export type PatchRuleInput = z.infer<typeof patchRuleBody>;
 
 export const draftRuleBody = z.strictObject({
