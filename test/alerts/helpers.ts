@@ -1,23 +1,11 @@
 // Shared helpers of the alert tests: a project with its members, rule calls through the real API, runs through ingest.
 import { randomUUID } from 'node:crypto';
-import type { Response } from 'supertest';
 import type { TestApp } from '../support/app';
 import { addMember, bearer, setUpProject } from '../support/fixtures';
 
+export { expectError, expectFieldError } from '../support/assertions';
+
 export const keyAuth = (key: string) => ({ Authorization: `Bearer ${key}` });
-
-/** The contract's error body, with `request_id` equal to the response's X-Request-Id. */
-export function expectError(res: Response, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.error?.code, message: res.body?.error?.message }).toMatchObject({ status, code });
-  expect(Array.isArray(res.body.error.details)).toBe(true);
-  expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
-}
-
-/** A 400 validation_failed that names `path` among its details. */
-export function expectFieldError(res: Response, path: string) {
-  expectError(res, 400, 'validation_failed');
-  expect(res.body.error.details.map((detail: { path: string }) => detail.path)).toContain(path);
-}
 
 export const webhookRule = (fields: Record<string, unknown> = {}) => ({
   name: `rule-${randomUUID().slice(0, 8)}`,

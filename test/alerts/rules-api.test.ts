@@ -5,6 +5,7 @@ import pino from 'pino';
 import supertest from 'supertest';
 import { createApp } from '../../src/app';
 import { startTestApp, type TestApp } from '../support/app';
+import { TIMESTAMP } from '../support/assertions';
 import { bearer, createProject, registerUser } from '../support/fixtures';
 import { alertProject, expectError, expectFieldError, webhookRule, type AlertProject } from './helpers';
 
@@ -34,7 +35,7 @@ describe('create', () => {
       class: 'aggregate', comparator: 'lt', threshold: 1, window_seconds: 300, for_seconds: 0, keep_firing_for_seconds: 0,
       cooldown_seconds: 600, min_requests: 10, severity: 'critical', channel: 'webhook',
       channel_config: { url: 'https://hooks.example.com/a', secret: expect.stringMatching(GENERATED_SECRET), send_resolved: true },
-      enabled: true, created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      enabled: true, created_at: expect.stringMatching(TIMESTAMP),
     });
     expect(Buffer.from(res.body.channel_config.secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
   });

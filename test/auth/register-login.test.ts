@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
+import { detailPaths, expectError, TIMESTAMP, UUID } from '../support/assertions';
 import { bearer, registerUser, uniqueEmail } from '../support/fixtures';
 
 let app: TestApp;
@@ -12,18 +13,7 @@ afterAll(() => app.close());
 // its own tests); the service's clock stands still, so each test moves it on to a fresh rate-limit minute.
 beforeEach(() => app.clock.advance(60));
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PASSWORD = 'correct horse battery';
-
-function expectError(res: Response, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message', 'request_id']);
-  expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
-  return res.body.error as { code: string; message: string; details: { path: string; message: string }[] };
-}
-
-const detailPaths = (res: Response) => (res.body.error.details as { path: string }[]).map((detail) => detail.path).sort();
 
 /** The session cookie of a response, parsed: its value and its attributes (lower-cased names). */
 function sessionCookie(res: Response) {

@@ -2,6 +2,7 @@
 import jwt from 'jsonwebtoken';
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
+import { expectError } from '../support/assertions';
 import { bearer, registerUser, uniqueEmail } from '../support/fixtures';
 
 let app: TestApp;
@@ -14,10 +15,7 @@ beforeEach(() => app.clock.advance(60));
 const SESSION_TTL_SECONDS = 12 * 3600;
 
 function expectUnauthenticated(res: Response) {
-  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status: 401, code: 'unauthenticated' });
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message', 'request_id']);
-  expect(res.body.error.details).toEqual([]);
-  expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
+  expect(expectError(res, 401, 'unauthenticated').details).toEqual([]);
   expect(res.body).not.toHaveProperty('user');
 }
 

@@ -1,23 +1,11 @@
 // Contract section 1 through the real server: probes, request ids, the error body, JSON-only bodies, path ids.
-import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
+import { expectError, TIMESTAMP } from '../support/assertions';
 import { bearer, registerUser } from '../support/fixtures';
 
 let app: TestApp;
 beforeAll(async () => { app = await startTestApp(); });
 afterAll(() => app.close());
-
-/** Checks the contract's error body, whose request_id equals the X-Request-Id header, and returns it. */
-function expectError(res: Response, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  expect(Object.keys(res.body)).toEqual(['error']);
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message', 'request_id']);
-  expect(typeof res.body.error.message).toBe('string');
-  expect(Array.isArray(res.body.error.details)).toBe(true);
-  expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
-  return res.body.error as { code: string; message: string; details: { path: string; message: string }[]; request_id: string };
-}
 
 describe('probes', () => {
   it('GET /healthz answers 200 ok', async () => {
@@ -166,8 +154,8 @@ describe('responses', () => {
   it('timestamps are RFC 3339 UTC with milliseconds and absent values are null', async () => {
     const { token } = await registerUser(app);
     const me = await app.http.get('/auth/me').set(bearer(token)).expect(200);
-    expect(me.body.user.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-    expect(me.body.organizations[0].created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(me.body.user.created_at).toMatch(TIMESTAMP);
+    expect(me.body.organizations[0].created_at).toMatch(TIMESTAMP);
     expect(me.body.user).toHaveProperty('verified_at', null);
   });
 

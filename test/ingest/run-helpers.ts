@@ -1,26 +1,9 @@
 // Shared helpers of the ingest and run-read tests: calls through the real HTTP API, step builders, row counts.
-import type { Response } from 'supertest';
 import type { TestApp } from '../support/app';
 
+export { expectError, expectFieldError, TIMESTAMP, UUID_V7 } from '../support/assertions';
+
 export const keyAuth = (key: string) => ({ Authorization: `Bearer ${key}` });
-
-export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/** The contract's error body, with `request_id` equal to the response's X-Request-Id. */
-export function expectError(res: Response, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message', 'request_id']);
-  expect(typeof res.body.error.message).toBe('string');
-  expect(Array.isArray(res.body.error.details)).toBe(true);
-  expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
-}
-
-/** A 400 validation_failed that names `path` among its details. */
-export function expectFieldError(res: Response, path: string) {
-  expectError(res, 400, 'validation_failed');
-  expect(res.body.error.details.map((detail: { path: string }) => detail.path)).toContain(path);
-}
 
 export type StepBody = Record<string, unknown> & { index: number; type: string };
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, expectFieldError, getRun, getSteps, ISO_MS, keyAuth, listRuns, liveRowCount, postSteps, readRun, startRun, TEST_ENV, UUID_V7, withMicroseconds, withOffset,
+  at, expectError, expectFieldError, getRun, getSteps, keyAuth, listRuns, liveRowCount, postSteps, readRun, startRun, TEST_ENV, TIMESTAMP, UUID_V7, withMicroseconds, withOffset,
 } from './run-helpers';
 
 let app: TestApp;
@@ -78,7 +78,7 @@ describe('success', () => {
     const res = await start(key, { agent_name: 'a', timestamp: withMicroseconds(ms, '456') });
     expect(res.status).toBe(201);
     expect(res.body.timestamp).toBe(ms);
-    expect(res.body.timestamp).toMatch(ISO_MS);
+    expect(res.body.timestamp).toMatch(TIMESTAMP);
     for (const timestamp of [withMicroseconds(ms, '456'), ms, withMicroseconds(ms, '999')]) {
       const read = await getRun(app, key, project.id, res.body.id, timestamp);
       expect(read.status).toBe(200);

@@ -1,6 +1,6 @@
 // Members of an organization (contract section 3): list, add, change role, remove; roles; the last admin stays.
-import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
+import { detailPaths, expectError, TIMESTAMP, UNKNOWN } from '../support/assertions';
 import { addMember, bearer, registerUser, uniqueEmail } from '../support/fixtures';
 
 let app: TestApp;
@@ -11,17 +11,6 @@ afterAll(() => app.close());
 beforeEach(() => app.clock.advance(60));
 
 type User = Awaited<ReturnType<typeof registerUser>>;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const UNKNOWN_USER = '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a7b';
-
-function expectError(res: Response, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message', 'request_id']);
-  expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
-  return res.body.error as { code: string; message: string; details: { path: string; message: string }[] };
-}
-
-const detailPaths = (res: Response) => (res.body.error.details as { path: string }[]).map((detail) => detail.path).sort();
 const membersOf = async (orgId: string, token: string) =>
   (await app.http.get(`/admin/orgs/${orgId}/members`).set(bearer(token)).expect(200)).body as { user_id: string; role: string }[];
 const rolesOf = async (orgId: string, token: string) => (await membersOf(orgId, token)).map((m) => [m.user_id, m.role]);
@@ -106,7 +95,7 @@ describe('POST /admin/orgs/{orgID}/members', () => {
     ['an unknown role', { email: 'x@example.com', role: 'owner' }, ['role']],
     ['no e-mail', { role: 'viewer' }, ['email']],
     ['an invalid e-mail', { email: 'x', role: 'viewer' }, ['email']],
-    ['an unknown field', { email: 'x@example.com', role: 'viewer', user_id: UNKNOWN_USER }, ['user_id']],
+    ['an unknown field', { email: 'x@example.com', role: 'viewer', user_id: UNKNOWN }, ['user_id']],
     ['an empty body', {}, ['email', 'role']],
   ])('%s → 400 validation_failed', async (_label, body, paths) => {
     const res = await app.http.post(`/admin/orgs/${admin.org.id}/members`).set(bearer(admin.token)).send(body);
@@ -147,7 +136,7 @@ describe('PATCH /admin/orgs/{orgID}/members/{userID}', () => {
     const admin = await registerUser(app);
     const stranger = await registerUser(app);
     expectError(await app.http.patch(`/admin/orgs/${admin.org.id}/members/${stranger.user.id}`).set(bearer(admin.token)).send({ role: 'viewer' }), 404, 'not_found');
-    expectError(await app.http.patch(`/admin/orgs/${admin.org.id}/members/${UNKNOWN_USER}`).set(bearer(admin.token)).send({ role: 'viewer' }), 404, 'not_found');
+    expectError(await app.http.patch(`/admin/orgs/${admin.org.id}/members/${UNKNOWN}`).set(bearer(admin.token)).send({ role: 'viewer' }), 404, 'not_found');
     // The stranger did not become a member by it.
     expectError(await app.http.get(`/admin/orgs/${admin.org.id}`).set(bearer(stranger.token)), 404, 'not_found');
   });
@@ -213,7 +202,7 @@ describe('DELETE /admin/orgs/{orgID}/members/{userID}', () => {
     const user = await addMember(app, admin.token, admin.org.id, 'viewer');
     await app.http.delete(`/admin/orgs/${admin.org.id}/members/${user.user.id}`).set(bearer(admin.token)).expect(204);
     expectError(await app.http.delete(`/admin/orgs/${admin.org.id}/members/${user.user.id}`).set(bearer(admin.token)), 404, 'not_found');
-    expectError(await app.http.delete(`/admin/orgs/${admin.org.id}/members/${UNKNOWN_USER}`).set(bearer(admin.token)), 404, 'not_found');
+    expectError(await app.http.delete(`/admin/orgs/${admin.org.id}/members/${UNKNOWN}`).set(bearer(admin.token)), 404, 'not_found');
   });
 
   it('a member or a viewer → 403 (also on themselves); an outsider → 404; no session → 401', async () => {

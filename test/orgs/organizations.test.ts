@@ -1,6 +1,6 @@
 // Organizations (contract section 3): create, list, get, rename; roles; other organizations are invisible (404).
-import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
+import { expectError, refusal, TIMESTAMP, UNKNOWN, UUID } from '../support/assertions';
 import { addMember, bearer, registerUser } from '../support/fixtures';
 
 let app: TestApp;
@@ -9,20 +9,6 @@ afterAll(() => app.close());
 // This file registers more users than AUTH_RATE_LIMIT_PER_MINUTE allows in one minute (the limit has its own
 // tests); the service's clock stands still, so each test moves it on to a fresh rate-limit minute.
 beforeEach(() => app.clock.advance(60));
-
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const UNKNOWN_ORG = '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a7b';
-
-function expectError(res: Response, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message', 'request_id']);
-  expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
-  return res.body.error as { code: string; message: string; details: { path: string; message: string }[] };
-}
-
-/** The error body without its request id, to compare two refusals. */
-const refusal = (res: Response) => ({ status: res.status, ...res.body.error, request_id: undefined });
 
 describe('POST /admin/orgs', () => {
   it('→ 201 Organization; the caller becomes its admin', async () => {
@@ -128,7 +114,7 @@ describe('one organization, seen by each role and by outsiders', () => {
 
     it("an outsider → 404, exactly like an organization that does not exist", async () => {
       const theirs = await app.http.get(`/admin/orgs/${orgId}`).set(bearer(outsider.token));
-      const none = await app.http.get(`/admin/orgs/${UNKNOWN_ORG}`).set(bearer(outsider.token));
+      const none = await app.http.get(`/admin/orgs/${UNKNOWN}`).set(bearer(outsider.token));
       expectError(theirs, 404, 'not_found');
       expect(refusal(theirs)).toEqual(refusal(none));
       expect(JSON.stringify(theirs.body)).not.toContain(admin.org.name);
@@ -162,7 +148,7 @@ describe('one organization, seen by each role and by outsiders', () => {
       const before = (await app.http.get(`/admin/orgs/${orgId}`).set(bearer(admin.token))).body;
       const res = await app.http.patch(`/admin/orgs/${orgId}`).set(bearer(outsider.token)).send({ name: 'Hijacked' });
       expectError(res, 404, 'not_found');
-      expect(refusal(res)).toEqual(refusal(await app.http.patch(`/admin/orgs/${UNKNOWN_ORG}`).set(bearer(outsider.token)).send({ name: 'x' })));
+      expect(refusal(res)).toEqual(refusal(await app.http.patch(`/admin/orgs/${UNKNOWN}`).set(bearer(outsider.token)).send({ name: 'x' })));
       expect((await app.http.get(`/admin/orgs/${orgId}`).set(bearer(admin.token))).body).toEqual(before);
     });
 
@@ -170,7 +156,7 @@ describe('one organization, seen by each role and by outsiders', () => {
       ['no name', {}, ['name']],
       ['an empty name', { name: '' }, ['name']],
       ['a name of 101 characters', { name: 'n'.repeat(101) }, ['name']],
-      ['an unknown field', { name: 'ok', id: UNKNOWN_ORG }, ['id']],
+      ['an unknown field', { name: 'ok', id: UNKNOWN }, ['id']],
     ])('%s → 400 validation_failed', async (_label, body, paths) => {
       const res = await app.http.patch(`/admin/orgs/${orgId}`).set(bearer(admin.token)).send(body);
       expectError(res, 400, 'validation_failed');
@@ -201,7 +187,7 @@ describe('one organization, seen by each role and by outsiders', () => {
         : suffix.startsWith('/members/') ? { role: 'viewer' } : { name: 'x' };
       const theirs = await app.http[method](`/admin/orgs/${orgId}${path}`).set(bearer(outsider.token)).send(method === 'get' || method === 'delete' ? undefined : body);
       expectError(theirs, 404, 'not_found');
-      const none = await app.http[method](`/admin/orgs/${UNKNOWN_ORG}${path}`).set(bearer(outsider.token)).send(method === 'get' || method === 'delete' ? undefined : body);
+      const none = await app.http[method](`/admin/orgs/${UNKNOWN}${path}`).set(bearer(outsider.token)).send(method === 'get' || method === 'delete' ? undefined : body);
       expect(refusal(theirs)).toEqual(refusal(none));
     });
 

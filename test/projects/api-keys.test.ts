@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
+import { detailPaths, expectError, KEY, refusal, TIMESTAMP, UNKNOWN, UUID } from '../support/assertions';
 import { addMember, bearer, createApiKey, createProject, registerUser } from '../support/fixtures';
 
 let app: TestApp;
@@ -13,20 +14,6 @@ beforeEach(() => app.clock.advance(60));
 
 type User = Awaited<ReturnType<typeof registerUser>>;
 type Project = Awaited<ReturnType<typeof createProject>>;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const KEY = /^rw_[0-9A-Za-z]{40}$/;
-const UNKNOWN = '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a7b';
-
-function expectError(res: Response, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message', 'request_id']);
-  expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
-  return res.body.error as { code: string; message: string; details: { path: string; message: string }[] };
-}
-
-const detailPaths = (res: Response) => (res.body.error.details as { path: string }[]).map((detail) => detail.path).sort();
-const refusal = (res: Response) => ({ status: res.status, ...res.body.error, request_id: undefined });
 const keysUrl = (orgId: string, projectId: string) => `/admin/orgs/${orgId}/projects/${projectId}/api-keys`;
 const listKeys = async (user: User, projectId: string) =>
   (await app.http.get(keysUrl(user.org.id, projectId)).set(bearer(user.token)).expect(200)).body as Record<string, unknown>[];

@@ -1,6 +1,6 @@
 // Projects of an organization (contract section 3): create, list, rename, delete; roles; cross-organization → 404.
-import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
+import { detailPaths, expectError, refusal, TIMESTAMP, UNKNOWN, UUID } from '../support/assertions';
 import { addMember, bearer, createApiKey, createProject, registerUser } from '../support/fixtures';
 
 let app: TestApp;
@@ -11,19 +11,6 @@ afterAll(() => app.close());
 beforeEach(() => app.clock.advance(60));
 
 type User = Awaited<ReturnType<typeof registerUser>>;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const UNKNOWN = '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a7b';
-
-function expectError(res: Response, status: number, code: string) {
-  expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message', 'request_id']);
-  expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
-  return res.body.error as { code: string; message: string; details: { path: string; message: string }[] };
-}
-
-const detailPaths = (res: Response) => (res.body.error.details as { path: string }[]).map((detail) => detail.path).sort();
-const refusal = (res: Response) => ({ status: res.status, ...res.body.error, request_id: undefined });
 const projectsOf = async (orgId: string, token: string) =>
   (await app.http.get(`/admin/orgs/${orgId}/projects`).set(bearer(token)).expect(200)).body as { id: string; name: string }[];
 
