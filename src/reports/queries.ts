@@ -1,0 +1,117 @@
+// SQL of the report endpoints: summary, health and the run list. Values are always bound parameters; the only
+// variable SQL text is picked from fixed, allow-listed fragments (measures, filters).
+import { selectMeasures, type Measure } from './signals';
+import { WINDOW, inWindow, liveNotFinished, runsOfWindow, timeParam, type WindowBounds } from './window-runs';
+
+export const SUMMARY_MEASURES = [
+  'total_runs', 'completed_runs', 'completion_rate', 'loop_runs', 'loop_rate', 'avg_cost_usd', 'avg_tokens',
+  'duration_p50_ms', 'duration_p95_ms', 'duration_p99_ms', 'total_steps', 'total_tool_calls', 'unique_agents', 'unique_tools',
+] as const satisfies readonly Measure[];
+
+export const HEALTH_MEASURES = [
+  'total_runs', 'completed_runs', 'completion_rate', 'loop_runs', 'loop_rate', 'avg_cost_usd', 'avg_tokens',
+] as const satisfies readonly Measure[];
+
+const whereAll = (conditions: readonly string[]) => (conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '');
+
+/** The summary's filters: fixed fragments over the runs of a window, picked by name. */
+export const SUMMARY_FILTERS = { agent_name: 'run_agent = {agent_name:String}' } as const;
+export type SummaryFilter = keyof typeof SUMMARY_FILTERS;
+
+/**
+ * Both windows in one scan: the runs of [previous start, current end), each told apart by its start time.
+ * Parameters: project_id, window_start (the previous window's start), current_start, window_end.
+ */
+export const selectSummary = (filters: readonly SummaryFilter[]) => `
+  SELECT run_timestamp >= ${timeParam('current_start')} AS is_current,
+    ${selectMeasures(SUMMARY_MEASURES)}
+  FROM (${runsOfWindow()})
+  ${whereAll(filters.map((filter) => SUMMARY_FILTERS[filter]))}
+  GROUP BY is_current`;
+
+const CURRENT: WindowBounds = { start: timeParam('current_start'), end: timeParam('window_end') };
+const PREVIOUS: WindowBounds = { start: timeParam('window_start'), end: timeParam('current_start') };
+
+/**
+ * Per agent: every health measure over the current window, and only the number of runs of the previous one
+ * (so that window reads two columns, not seven). Rows of the previous window carry their count as
+ * total_runs and zeros elsewhere; the service puts them together. Same parameters as the summary.
+ */
+export const SELECT_HEALTH = `
+  SELECT run_agent AS agent_name, true AS is_current,
+    ${selectMeasures(HEALTH_MEASURES)}
+  FROM (${runsOfWindow(CURRENT)})
+  GROUP BY agent_name
+  UNION ALL
+  SELECT run_agent, false, ${selectMeasures(['total_runs'])}, ${HEALTH_MEASURES.filter((m) => m !== 'total_runs').map(() => '0').join(', ')}
+  FROM (${runsOfWindow(PREVIOUS)})
+  GROUP BY run_agent`;
+
+/**
+ * The run list's filters, one fixed fragment per table: live rows are all `running`, so a status filter
+ * other than `running` folds the live side to a constant false (and `running` the finished side to nothing).
+ */
+export const RUN_FILTERS = {
+  agent_name: { finished: 'agent_name = {agent_name:String}', live: 'agent_name = {agent_name:String}' },
+  status: { finished: 'status = {status:String}', live: "'running' = {status:String}" },
+  loop_detected: { finished: 'loop_detected = {loop_detected:Bool}', live: 'loop_detected = {loop_detected:Bool}' },
+} as const;
+export type RunFilter = keyof typeof RUN_FILTERS;
+
+const andFilters = (filters: readonly RunFilter[], side: 'finished' | 'live') =>
+  filters.map((filter) => `\n    AND ${RUN_FILTERS[filter][side]}`).join('');
+
+/** How many runs of the window [window_start, window_end) match. */
+export const countRuns = (filters: readonly RunFilter[]) => `
+  SELECT
+    (SELECT count() FROM runs WHERE ${inWindow()}${andFilters(filters, 'finished')})
+    + (SELECT count() FROM live_runs FINAL WHERE ${liveNotFinished()}${andFilters(filters, 'live')}) AS total`;
+
+// Ids sort by their canonical string form (ClickHouse orders UUID values differently).
+const RUN_ORDER = 'timestamp DESC, run_id DESC';
+
+/**
+ * A live run can only be on the page if it is at least as new as the (offset + limit)-th newest finished run
+ * (when there are that many): the live side is read, and anti-joined, from there on — for the first pages,
+ * the last seconds — instead of over the whole window.
+ */
+const pageFloor = (filters: readonly RunFilter[]) => `greatest(${WINDOW.start}, (
+      SELECT if(count() < {page_end:UInt64}, ${WINDOW.start}, min(timestamp)) FROM (
+        SELECT timestamp FROM runs WHERE ${inWindow()}${andFilters(filters, 'finished')}
+        ORDER BY timestamp DESC LIMIT {page_end:UInt64})))`;
+
+/**
+ * Phase one of a page: the keys of the runs at [offset, offset + limit), newest first. Each side is read in
+ * primary-key order and stops after offset + limit rows; the two short lists are then merged. Read-in-order
+ * buffering is off: with a LIMIT it reads far ahead of the few granules a page needs.
+ */
+export const selectPageKeys = (filters: readonly RunFilter[]) => `
+  SELECT timestamp, run_id AS id, live FROM (
+    SELECT timestamp, toString(id) AS run_id, false AS live FROM runs
+    WHERE ${inWindow()}${andFilters(filters, 'finished')}
+    ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
+    UNION ALL
+    SELECT timestamp, toString(id) AS run_id, true AS live FROM live_runs FINAL
+    WHERE ${liveNotFinished({ start: pageFloor(filters), end: WINDOW.end })}${andFilters(filters, 'live')}
+    ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
+  )
+  ORDER BY ${RUN_ORDER}
+  LIMIT {limit:UInt64} OFFSET {offset:UInt64}
+  SETTINGS read_in_order_use_buffering = 0`;
+
+const RUN_TOTALS = 'loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names';
+const PAGE_RANGE = `project_id = {project_id:UUID}
+    AND timestamp >= {first:DateTime64(3, 'UTC')} AND timestamp <= {last:DateTime64(3, 'UTC')}
+    AND id IN {ids:Array(UUID)}`;
+
+/** Phase two: the whole rows of a page's keys, found through the primary key (the page's time range) and ids. */
+export const SELECT_PAGE_FINISHED_ROWS = `
+  SELECT project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output,
+         termination_reason, termination_detail, metadata, ${RUN_TOTALS}
+  FROM runs
+  WHERE ${PAGE_RANGE}`;
+
+export const SELECT_PAGE_LIVE_ROWS = `
+  SELECT project_id, timestamp, id, version, agent_name, input, metadata, ${RUN_TOTALS}
+  FROM live_runs FINAL
+  WHERE ${PAGE_RANGE}`;

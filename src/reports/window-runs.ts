@@ -1,0 +1,55 @@
+// "The runs of a window": finished rows of `runs` in [start, end) and the live rows of runs not yet finished.
+//
+// Every report and every alert signal reads runs through these fragments, so a run is counted the same way
+// everywhere: once, in its latest state. The fragments take their bounds as SQL expressions built in code from
+// bound parameters (never from request text); values always travel as parameters: {project_id:UUID} and the
+// bounds' own, by default {window_start:DateTime64(3, 'UTC')} and {window_end:DateTime64(3, 'UTC')}.
+
+/** A bound parameter of type DateTime64(3, 'UTC'), by name. */
+export const timeParam = (name: string) => `{${name}:DateTime64(3, 'UTC')}`;
+
+/** The bounds of a window [start, end), as SQL expressions. */
+export interface WindowBounds {
+  start: string;
+  end: string;
+}
+export const WINDOW: WindowBounds = { start: timeParam('window_start'), end: timeParam('window_end') };
+
+/** Rows of one project whose start time is in the window; the primary key (project_id, timestamp, id) bounds the read. */
+export const inWindow = ({ start, end }: WindowBounds = WINDOW) =>
+  `project_id = {project_id:UUID} AND timestamp >= ${start} AND timestamp < ${end}`;
+
+/**
+ * Live rows of the window whose run has no finished row. The anti-join reads `runs` only from the oldest live
+ * row of the window on: live rows are at most a few days old, so it scans the recent end of `runs`, never the
+ * whole window; with no live row in the window the bound is the window's end and it reads nothing. Both sides
+ * are in one project, so the pair (timestamp, id) identifies a run.
+ */
+export const liveNotFinished = (window: WindowBounds = WINDOW) => `${inWindow(window)}
+    AND (timestamp, id) NOT IN (
+      SELECT timestamp, id FROM runs
+      WHERE project_id = {project_id:UUID}
+        AND timestamp >= (SELECT ifNull(minOrNull(timestamp), ${window.end}) FROM live_runs WHERE ${inWindow(window)})
+        AND timestamp < ${window.end})`;
+
+/**
+ * One row per run of the window, with the columns signals read. Columns are renamed `run_*` so that
+ * aggregates can be aliased with the report's field names (`total_steps`, …) without shadowing a column.
+ * `run_finished` and `run_completed` are computed per side (a constant, or a comparison ClickHouse evaluates
+ * once per LowCardinality dictionary entry), so aggregates never compare status strings row by row. Unused
+ * columns are pruned, so a query reads only what its aggregates need.
+ */
+export const runsOfWindow = (window: WindowBounds = WINDOW) => `
+  SELECT timestamp AS run_timestamp, agent_name AS run_agent, status AS run_status, true AS run_finished,
+         status = 'completed' AS run_completed, loop_detected AS run_loop, total_cost_usd AS run_cost,
+         total_tokens AS run_tokens, duration_ms AS run_duration_ms, total_steps AS run_steps,
+         tool_calls AS run_tool_calls, tool_names AS run_tool_names
+  FROM runs
+  WHERE ${inWindow(window)}
+  UNION ALL
+  SELECT timestamp, agent_name, toLowCardinality('running'), false,
+         false, loop_detected, total_cost_usd,
+         total_tokens, toUInt64(0), total_steps,
+         tool_calls, tool_names
+  FROM live_runs FINAL
+  WHERE ${liveNotFinished(window)}`;

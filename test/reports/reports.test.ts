@@ -1,0 +1,233 @@
+// The three report endpoints over a known data set, every field compared with values computed in the test.
+import { AGGREGATE_SIGNALS, scopeKey, signalReader, type SignalScope } from '../../src/reports/signals';
+import { startTestApp, type TestApp } from '../support/app';
+import { bearer, setUpProject } from '../support/fixtures';
+import {
+  DAY, HOUR, approximately, buildDataset, byListOrder, expectedHealth, expectedRun, expectedSignals, expectedSummary,
+  inWindow, loadDataset, type RunSpec,
+} from './dataset';
+
+let app: TestApp;
+let projectId: string;
+let key: string;
+let runs: RunSpec[];
+let now: Date;
+let from: Date;
+let to: Date;
+
+const iso = (date: Date) => date.toISOString();
+const get = (path: string, query: Record<string, string | number | boolean> = {}) => app.http.get(path).query(query).set(bearer(key));
+
+beforeAll(async () => {
+  app = await startTestApp();
+  // Whole seconds, so that every instant below is exact; real time, so the live rows are within their TTL.
+  now = new Date(Math.floor(Date.now() / 1000) * 1000);
+  app.clock.set(now);
+  ({ project: { id: projectId }, key } = await setUpProject(app));
+  runs = buildDataset(now);
+  await loadDataset(app, key, runs, now);
+  to = now;
+  from = new Date(now.getTime() - DAY);
+}, 120_000);
+afterAll(() => app.close());
+
+const runsPath = () => `/projects/${projectId}/agent/runs`;
+const window = () => ({ from: iso(from), to: iso(to) });
+
+describe('GET /projects/:projectID/agent/summary', () => {
+  it('reports the current and the previous window, every field', async () => {
+    const res = await get(`/projects/${projectId}/agent/summary`, window()).expect(200);
+    const previousFrom = new Date(from.getTime() - DAY);
+    expect(res.body).toEqual({
+      current: approximately(expectedSummary(inWindow(runs, from, to))),
+      previous: approximately(expectedSummary(inWindow(runs, previousFrom, from))),
+    });
+    // The data set covers what the definitions distinguish.
+    expect(res.body.current.total_runs).toBeGreaterThan(res.body.current.completed_runs);
+    expect(res.body.current.loop_runs).toBeGreaterThan(0);
+  });
+
+  it('filters by agent_name', async () => {
+    for (const agent of ['planner', 'coder', 'retired', 'nobody']) {
+      const res = await get(`/projects/${projectId}/agent/summary`, { ...window(), agent_name: agent }).expect(200);
+      const mine = runs.filter((run) => run.agent === agent);
+      expect(res.body).toEqual({
+        current: approximately(expectedSummary(inWindow(mine, from, to))),
+        previous: approximately(expectedSummary(inWindow(mine, new Date(from.getTime() - DAY), from))),
+      });
+    }
+  });
+
+  it('defaults to the last 30 days by the service clock', async () => {
+    const res = await get(`/projects/${projectId}/agent/summary`).expect(200);
+    const start = new Date(now.getTime() - 30 * DAY);
+    expect(res.body).toEqual({ current: approximately(expectedSummary(inWindow(runs, start, now))), previous: approximately(expectedSummary([])) });
+  });
+
+  it('includes a run starting exactly at from and excludes one starting exactly at to', async () => {
+    const atFrom = await get(`/projects/${projectId}/agent/summary`, { from: iso(from), to: iso(new Date(from.getTime() + 1)) }).expect(200);
+    expect(atFrom.body.current.total_runs).toBe(runs.filter((run) => run.start.getTime() === from.getTime()).length);
+    expect(atFrom.body.current.total_runs).toBe(1);
+    const atTo = await get(`/projects/${projectId}/agent/summary`, { from: iso(to), to: iso(new Date(to.getTime() + 1)) }).expect(200);
+    expect(atTo.body.current.total_runs).toBe(1);
+    const before = await get(`/projects/${projectId}/agent/summary`, { from: iso(new Date(to.getTime() - 1)), to: iso(to) }).expect(200);
+    expect(before.body.current.total_runs).toBe(1);
+  });
+
+  it('counts a window of running runs only, with zero finished-run signals', async () => {
+    const recent = { from: iso(new Date(now.getTime() - 31 * 60_000)), to: iso(new Date(now.getTime() - 60_000)) };
+    const res = await get(`/projects/${projectId}/agent/summary`, recent).expect(200);
+    const expected = expectedSummary(inWindow(runs, new Date(recent.from), new Date(recent.to)));
+    expect(expected.total_runs).toBe(3);
+    expect(expected.completion_rate).toBe(0);
+    expect(res.body.current).toEqual(approximately(expected));
+  });
+});
+
+describe('GET /projects/:projectID/agent/health', () => {
+  it('has one entry per agent of either window, ordered by total_runs then agent_name', async () => {
+    const res = await get(`/projects/${projectId}/agent/health`, window()).expect(200);
+    expect(res.body).toEqual(approximately(expectedHealth(runs, from, to)));
+    const retired = res.body.find((entry: { agent_name: string }) => entry.agent_name === 'retired');
+    expect(retired).toMatchObject({ total_runs: 0, prev_total_runs: 3, completion_rate: 0, avg_cost_usd: 0 });
+  });
+
+  it('orders agents with equal totals by name, upper case first', async () => {
+    const res = await get(`/projects/${projectId}/agent/health`, { from: iso(new Date(now.getTime() - 2 * DAY)), to: iso(now) }).expect(200);
+    expect(res.body).toEqual(approximately(expectedHealth(runs, new Date(now.getTime() - 2 * DAY), now)));
+  });
+});
+
+describe('GET /projects/:projectID/agent/runs', () => {
+  const expectedList = (filter: (run: RunSpec) => boolean = () => true) =>
+    inWindow(runs, from, to).filter(filter).sort(byListOrder).map((run) => expectedRun(run, projectId));
+
+  it('pages through every run of the window, newest first, each in its latest state', async () => {
+    const all = expectedList();
+    const seen: unknown[] = [];
+    for (let offset = 0; offset < all.length + 7; offset += 7) {
+      const res = await get(runsPath(), { ...window(), limit: 7, offset }).expect(200);
+      expect(res.headers['x-total-count']).toBe(String(all.length));
+      seen.push(...res.body);
+    }
+    expect(seen).toEqual(approximately(all));
+  });
+
+  it('returns 25 runs by default and up to 1000', async () => {
+    const all = expectedList();
+    const first = await get(runsPath(), window()).expect(200);
+    expect(first.body).toEqual(approximately(all.slice(0, 25)));
+    const everything = await get(runsPath(), { ...window(), limit: 1000 }).expect(200);
+    expect(everything.body).toEqual(approximately(all));
+  });
+
+  it('orders runs with equal timestamps by id string, descending', async () => {
+    const tie = new Date(now.getTime() - 5 * HOUR);
+    const res = await get(runsPath(), { from: iso(tie), to: iso(new Date(tie.getTime() + 1)) }).expect(200);
+    expect(res.body.map((run: { id: string }) => run.id)).toEqual([
+      'ffffffff-0000-4000-8000-000000000001', '80000000-0000-4000-8000-800000000000', '00000000-0000-4000-8000-ffffffffffff',
+    ]);
+    const second = await get(runsPath(), { from: iso(tie), to: iso(new Date(tie.getTime() + 1)), limit: 1, offset: 1 }).expect(200);
+    expect(second.body.map((run: { id: string }) => run.id)).toEqual(['80000000-0000-4000-8000-800000000000']);
+    expect(second.headers['x-total-count']).toBe('3');
+  });
+
+  it.each([
+    ['agent_name', { agent_name: 'coder' }, (run: RunSpec) => run.agent === 'coder'],
+    ['status running', { status: 'running' }, (run: RunSpec) => run.status === 'running'],
+    ['status completed', { status: 'completed' }, (run: RunSpec) => run.status === 'completed'],
+    ['status abandoned', { status: 'abandoned' }, (run: RunSpec) => run.status === 'abandoned'],
+    ['status failed', { status: 'failed' }, (run: RunSpec) => run.status === 'failed'],
+    ['loop_detected true', { loop_detected: 'true' }, (run: RunSpec) => run.loopStepIndex !== null],
+    ['loop_detected false', { loop_detected: 'false' }, (run: RunSpec) => run.loopStepIndex === null],
+    ['agent and status running', { agent_name: 'planner', status: 'running' }, (run: RunSpec) => run.agent === 'planner' && run.status === 'running'],
+    ['agent, loops and status', { agent_name: 'planner', loop_detected: 'true', status: 'running' },
+      (run: RunSpec) => run.agent === 'planner' && run.loopStepIndex !== null && run.status === 'running'],
+    ['an unknown agent', { agent_name: 'nobody' }, () => false],
+  ])('filters by %s', async (_label, filters, filter) => {
+    const expected = expectedList(filter);
+    const res = await get(runsPath(), { ...window(), ...filters, limit: 1000 }).expect(200);
+    expect(res.headers['x-total-count']).toBe(String(expected.length));
+    expect(res.body).toEqual(approximately(expected));
+    const paged = await get(runsPath(), { ...window(), ...filters, limit: 2, offset: 1 }).expect(200);
+    expect(paged.body).toEqual(approximately(expected.slice(1, 3)));
+  });
+
+  it('the data set has what the filters need', () => {
+    const current = inWindow(runs, from, to);
+    for (const status of ['running', 'completed', 'failed', 'cancelled', 'timed_out', 'abandoned']) {
+      expect(current.some((run) => run.status === status)).toBe(true);
+    }
+    expect(current.some((run) => run.status === 'running' && run.loopStepIndex !== null)).toBe(true);
+  });
+
+  it('returns an empty page past the end, with the total', async () => {
+    const res = await get(runsPath(), { ...window(), offset: 10_000 }).expect(200);
+    expect(res.body).toEqual([]);
+    expect(res.headers['x-total-count']).toBe(String(expectedList().length));
+  });
+});
+
+describe('alert signals (signals.ts)', () => {
+  const scopes: SignalScope[] = [
+    { agentName: null, windowSeconds: 3600 },
+    { agentName: null, windowSeconds: 86_400 },
+    { agentName: null, windowSeconds: 2 * 86_400 },
+    { agentName: 'planner', windowSeconds: 3600 },
+    { agentName: 'planner', windowSeconds: 86_400 },
+    { agentName: 'coder', windowSeconds: 86_400 },
+    { agentName: 'retired', windowSeconds: 86_400 },
+    { agentName: 'retired', windowSeconds: 2 * 86_400 },
+    { agentName: 'nobody', windowSeconds: 600 },
+    { agentName: 'reviewer', windowSeconds: 123 },
+  ];
+  let readings: Awaited<ReturnType<ReturnType<typeof signalReader>['readSignals']>>;
+  beforeAll(async () => {
+    readings = await signalReader(app.stores.ch, app.config.reportLimits).readSignals(projectId, scopes, now);
+  });
+
+  it('reads every scope in one call', () => {
+    expect([...readings.keys()].sort()).toEqual(scopes.map(scopeKey).sort());
+  });
+
+  const cases = scopes.flatMap((scope) => AGGREGATE_SIGNALS.map((signal) => [scope.agentName ?? 'all agents', scope.windowSeconds, signal, scope] as const));
+  it.each(cases)('%s · %ss · %s equals the value computed in the test', (_agent, windowSeconds, signal, scope) => {
+    const windowRuns = inWindow(runs, new Date(now.getTime() - windowSeconds * 1000), now).filter((run) => scope.agentName === null || run.agent === scope.agentName);
+    expect(readings.get(scopeKey(scope))![signal]).toEqual(approximately(expectedSignals(windowRuns)[signal]));
+  });
+
+  it.each([null, 'planner', 'coder'])('a preview of %s over the last day equals the summary of that window exactly', async (agentName) => {
+    const [reading] = (await signalReader(app.stores.ch, app.config.reportLimits).readSignals(projectId, [{ agentName, windowSeconds: 86_400 }], now)).values();
+    const res = await get(`/projects/${projectId}/agent/summary`, { ...window(), ...(agentName ? { agent_name: agentName } : {}) }).expect(200);
+    const summary = res.body.current;
+    // Same SQL fragments, same runs: equal to the last bit, not approximately.
+    expect({
+      total_runs: reading.total_runs.value,
+      completion_rate: reading.completion_rate.value,
+      loop_rate: reading.loop_rate.value,
+      avg_cost_usd: reading.avg_cost_usd.value,
+      avg_tokens: reading.avg_tokens.value,
+      duration_p50_ms: reading.duration_p50_ms.value,
+      duration_p95_ms: reading.duration_p95_ms.value,
+      duration_p99_ms: reading.duration_p99_ms.value,
+    }).toStrictEqual({
+      total_runs: summary.total_runs,
+      completion_rate: summary.completion_rate,
+      loop_rate: summary.loop_rate,
+      avg_cost_usd: summary.avg_cost_usd,
+      avg_tokens: summary.avg_tokens,
+      duration_p50_ms: summary.duration_p50_ms,
+      duration_p95_ms: summary.duration_p95_ms,
+      duration_p99_ms: summary.duration_p99_ms,
+    });
+    expect(reading.total_runs.sampleCount).toBe(summary.total_runs);
+    expect(reading.loop_rate.sampleCount).toBe(summary.total_runs);
+  });
+
+  it('reads no scopes as an empty map, and an empty project as zeros', async () => {
+    const reader = signalReader(app.stores.ch, app.config.reportLimits);
+    expect((await reader.readSignals(projectId, [], now)).size).toBe(0);
+    const empty = await reader.readSignals('00000000-0000-4000-8000-000000000000', [{ agentName: null, windowSeconds: 60 }], now);
+    for (const signal of AGGREGATE_SIGNALS) expect(empty.get(scopeKey({ agentName: null, windowSeconds: 60 }))![signal]).toEqual({ value: 0, sampleCount: 0 });
+  });
+});
