@@ -142,19 +142,23 @@ export function alertEvaluator({ pg, signals, log, concurrency = 4 }: EvaluatorD
   }
 
   /**
-   * One round at time `at`. The advisory lock is held for the whole round (its transaction), and the rules are
-   * locked with it, so an edit made meanwhile waits for the round instead of being overwritten by it.
-   * `projectIds` restricts the round to those projects (tests; a targeted re-evaluation); default: every project.
+   * One round at time `at`, in two phases. First the rules and their signals are read with no transaction open,
+   * so the ClickHouse time of a round never holds Postgres (on PGlite, one connection, it would stall every
+   * request). Then, under the evaluator's advisory lock and with the rules locked, each outcome is applied in one
+   * short transaction; a rule edited, created or evaluated in between is left to the next round, because its
+   * reading may not match its definition any more. `projectIds` restricts the round to those projects (tests).
    */
   async function evaluateRound(at: Date, options: { projectIds?: readonly string[] } = {}): Promise<RoundResult> {
+    const notEvaluatedSince = (rule: AlertRuleRow) => !rule.last_evaluated_at || rule.last_evaluated_at.getTime() < at.getTime();
+    const read = (await pg.query<AlertRuleRow>(q.SELECT_AGGREGATE_RULES, [options.projectIds ?? null])).filter(notEvaluatedSince);
+    const readings = await readProjects(read, at);
+    const versionRead = new Map(read.map((rule) => [rule.id, rule.updated_at.getTime()]));
     return pg.transaction(async (tx) => {
       const [lock] = await tx.query<{ acquired: boolean }>(q.TRY_EVALUATOR_LOCK, [q.EVALUATOR_LOCK_KEY]);
       if (!lock?.acquired) return { skipped: true, rules: 0, projects: 0, errors: 0, events: 0 };
-      // A rule already evaluated at or after `at` (a late round of another instance, a clock step back) is left alone.
       const rules = (await tx.query<AlertRuleRow>(q.LOCK_AGGREGATE_RULES, [options.projectIds ?? null])).filter(
-        (rule) => !rule.last_evaluated_at || rule.last_evaluated_at.getTime() < at.getTime(),
+        (rule) => notEvaluatedSince(rule) && versionRead.get(rule.id) === rule.updated_at.getTime(),
       );
-      const readings = await readProjects(rules, at);
       const updates: RuleUpdate[] = [];
       let events = 0;
       let errors = 0;

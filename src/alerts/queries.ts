@@ -54,10 +54,14 @@ export const INSERT_EVENT = `
 // ---- evaluator -------------------------------------------------------------------------------------------
 
 /** Locked for the round, so that an edit waits for the round instead of being overwritten by it. */
-export const LOCK_AGGREGATE_RULES = `
+const AGGREGATE_RULES = `
   SELECT * FROM alert_rules
   WHERE enabled AND class = 'aggregate' AND ($1::uuid[] IS NULL OR project_id = ANY($1::uuid[]))
-  ORDER BY project_id, id FOR UPDATE`;
+  ORDER BY project_id, id`;
+
+export const SELECT_AGGREGATE_RULES = AGGREGATE_RULES;
+
+export const LOCK_AGGREGATE_RULES = `${AGGREGATE_RULES} FOR UPDATE`;
 
 /** Writes every evaluated rule's state at once; arrays are parallel, one element per rule. */
 export const UPDATE_EVALUATED_RULES = `

@@ -348,6 +348,31 @@ describe('evaluator', () => {
     expect(scopesOf(b.p.project.id)).toEqual(['*/900']);
   });
 
+  it('leaves a rule edited while its signals are read to the next round, which evaluates its new definition', async () => {
+    const { p, rule, addRuns } = await setUp();
+    await addRuns(3);
+    const reader = signalReader(app.stores.ch, app.config.reportLimits);
+    const evaluator = alertEvaluator({
+      pg: app.stores.pg,
+      log: pino({ level: 'silent' }),
+      signals: {
+        // An admin raises the threshold while the round reads ClickHouse, with no transaction open.
+        readSignals: async (projectId, scopes, at) => {
+          app.clock.advance(1);
+          expect((await p.patch(rule.id, { threshold: 5 })).status).toBe(200);
+          return reader.readSignals(projectId, scopes, at);
+        },
+      },
+    });
+    expect(await evaluator.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({ skipped: false, rules: 0 });
+    expect(await p.state(rule.id)).toBe('inactive');
+    app.clock.advance(1);
+    await p.evaluate();
+    // 3 runs against the new threshold of 5: OK, not the BREACH the old threshold of 2 would have been.
+    expect(await p.state(rule.id)).toBe('inactive');
+    expect(await p.eventList(rule.id)).toEqual([]);
+  });
+
   (process.env.DATABASE_URL ? it : it.skip)('skips the round while another instance holds the evaluator lock', async () => {
     const { p, rule, addRuns } = await setUp();
     await addRuns(3);
