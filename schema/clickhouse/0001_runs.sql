@@ -27,9 +27,10 @@ PARTITION BY toYYYYMM(timestamp)
 ORDER BY (project_id, timestamp, id);
 
 -- Runs still running: the start row (version 0) and a new version after every steps call, carrying the
--- run's totals so far. Small by construction: a run is read from here only until its row in `runs` exists,
--- and the abandon job gives every run a finished row RUN_ABANDON_AFTER (at most 3 days) after its start,
--- so rows older than 4 days are dropped whole, a day-partition at a time.
+-- run's totals so far. When the run finishes (or is abandoned) a last version marks it `finished`, and FINAL
+-- leaves such runs out: `live_runs FINAL` is the running runs, with no anti-join over `runs` but for the instant
+-- between the two writes. The abandon job gives every run a finished row RUN_ABANDON_AFTER (at most 3 days)
+-- after its start, so rows older than 4 days are dropped whole, a day-partition at a time.
 CREATE TABLE IF NOT EXISTS live_runs (
   project_id      UUID,
   timestamp       DateTime64(3, 'UTC'),
@@ -44,8 +45,9 @@ CREATE TABLE IF NOT EXISTS live_runs (
   total_tokens    UInt64,
   total_cost_usd  Float64,
   tool_calls      UInt32,
-  tool_names      Array(LowCardinality(String))
-) ENGINE = ReplacingMergeTree(version)
+  tool_names      Array(LowCardinality(String)),
+  finished        UInt8 DEFAULT 0
+) ENGINE = ReplacingMergeTree(version, finished)
 PARTITION BY toDate(timestamp)
 ORDER BY (project_id, timestamp, id)
 TTL toDateTime(timestamp) + INTERVAL 4 DAY

@@ -8,7 +8,7 @@ const BATCH = 10_000;
 
 // Live rows past the cutoff whose run has no finished row yet; `runs` is read only as far back as live rows go.
 const SELECT_STALE_LIVE_RUNS = `
-  SELECT project_id, timestamp, id, version, agent_name, input, metadata, loop_detected, loop_step_index,
+  SELECT project_id, timestamp, id, version, finished, agent_name, input, metadata, loop_detected, loop_step_index,
          total_steps, total_tokens, total_cost_usd, tool_calls, tool_names
   FROM live_runs FINAL
   WHERE timestamp < {cutoff:DateTime64(3)}
@@ -18,7 +18,7 @@ const SELECT_STALE_LIVE_RUNS = `
   LIMIT ${BATCH}`;
 
 export function abandonedRow(live: LiveRunRow, markedAt: Date): FinishedRunRow {
-  const { version: _version, ...started } = live;
+  const { version: _version, finished: _finished, ...started } = live;
   const startedAt = fromClickHouseTime(live.timestamp);
   return {
     ...started,
@@ -31,14 +31,14 @@ export function abandonedRow(live: LiveRunRow, markedAt: Date): FinishedRunRow {
   };
 }
 
-/** One pass: returns the runs it marked. */
-export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abandonAfterSeconds: number): Promise<Run[]> {
+/** One pass: returns the runs it marked, and the live rows they had (to be retired). */
+export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abandonAfterSeconds: number): Promise<{ runs: Run[]; live: LiveRunRow[] }> {
   const now = clock.now();
   const cutoff = new Date(now.getTime() - abandonAfterSeconds * 1000);
   const stale = await ch.query<LiveRunRow>({ name: 'abandon.stale', sql: SELECT_STALE_LIVE_RUNS, params: { cutoff: toClickHouseTime(cutoff) } });
   const rows = stale.map((live) => abandonedRow(live, now));
   await ch.insert('runs', rows);
-  return rows.map(toRun);
+  return { runs: rows.map(toRun), live: stale };
 }
 
 /** Runs a pass now and then every interval; returns a function that stops it. */

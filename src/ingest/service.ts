@@ -67,7 +67,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
 
   function liveRow(projectId: string, id: string, timestamp: Date, input: StartInput): LiveRunRow {
     return {
-      project_id: projectId, timestamp: toClickHouseTime(timestamp), id, version: 0,
+      project_id: projectId, timestamp: toClickHouseTime(timestamp), id, version: 0, finished: 0,
       agent_name: input.agent_name, input: input.input ?? '', metadata: input.metadata ?? [],
       ...totalsOf([], null, loopThresholds),
     };
@@ -76,7 +76,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
   /** The finished row of a run, from what it carried while live (or its batch item) and its finish fields. */
   function finishedRow(live: LiveRunRow, totals: RunTotals, finish: Omit<FinishInput, 'timestamp' | 'steps'>, finishedAt: Date): FinishedRunRow {
     const startedAt = fromClickHouseTime(live.timestamp);
-    const { version: _version, ...started } = live;
+    const { version: _version, finished: _finished, ...started } = live;
     return {
       ...started,
       ...totals,
@@ -102,6 +102,17 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
     if (incoming.length === 0) return pickTotals(live);
     const stored = Number(live.total_steps) === 0 ? [] : await runs.readSteps(key);
     return totalsOf(mergeSteps(stored, incoming), live.loop_step_index, loopThresholds);
+  }
+
+  /**
+   * Marks finished runs in live_runs, so that reports stop reading them there. The run is already stored as
+   * finished, so a failure here fails nothing: until the mark lands, reports tell the run apart by its row in `runs`.
+   */
+  async function retireLiveRows(live: readonly LiveRunRow[]): Promise<void> {
+    const version = nextVersion();
+    await writers.live.write(live.map((row) => ({ ...row, version, finished: 1 as const }))).catch((error: unknown) => {
+      log.warn({ err: error, runs: live.length }, 'finished runs could not be marked in live_runs; reports still count them once');
+    });
   }
 
   const lockKey = (key: RunKey) => `${key.projectId}/${key.id}/${key.timestamp.getTime()}`;
@@ -146,6 +157,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
         // Steps first, so that a finished run never lacks the steps its totals count.
         await writers.steps.write(incoming);
         await writers.finished.write([row]);
+        await retireLiveRows([live]);
         const run = toRun(row);
         if (run.loop_detected && !live.loop_detected) emit('loopDetected', run);
         emit('runFinished', run);
@@ -204,7 +216,8 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
 
     /** Marks runs running for longer than `afterSeconds` abandoned; they count as finished for listeners too. */
     async abandonStaleRuns(afterSeconds: number) {
-      const abandoned = await abandonStaleRuns(ch, clock, afterSeconds);
+      const { runs: abandoned, live } = await abandonStaleRuns(ch, clock, afterSeconds);
+      await retireLiveRows(live);
       for (const run of abandoned) emit('runFinished', run);
       return abandoned;
     },

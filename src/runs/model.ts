@@ -76,13 +76,15 @@ export interface LiveRunRow extends RunTotals {
   timestamp: string;
   id: string;
   version: number;
+  /** 1 on the last version of a run that has finished: `live_runs FINAL` then leaves the run out. */
+  finished: 0 | 1;
   agent_name: string;
   input: string;
   metadata: number[];
 }
 
 /** A row of `runs`: a finished run, written once. */
-export interface FinishedRunRow extends Omit<LiveRunRow, 'version'> {
+export interface FinishedRunRow extends Omit<LiveRunRow, 'version' | 'finished'> {
   status: Exclude<RunStatus, 'running'>;
   finished_at: string;
   duration_ms: number;

@@ -22,7 +22,7 @@ type UnionRow = FinishedRunRow & { finished: number; version: number };
 function fromUnion({ finished, version, ...row }: UnionRow): LatestRunRow {
   if (finished) return row;
   const { status: _s, finished_at: _f, duration_ms: _d, output: _o, termination_reason: _r, termination_detail: _t, ...live } = row;
-  return { ...live, version };
+  return { ...live, version, finished: 0 };
 }
 
 export function runStore(ch: ClickHouseStore) {

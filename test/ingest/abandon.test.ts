@@ -1,9 +1,8 @@
 // The abandon job (contract §6): a run still running RUN_ABANDON_AFTER after its start becomes `abandoned`.
-import { abandonStaleRuns } from '../../src/ingest/abandon';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, finishedRowCount, getRun, llm, postFinish, postSteps, readRun, startRun, TEST_ENV, tool, type Started,
+  at, expectError, finishedRowCount, getRun, liveRowCount, llm, postFinish, postSteps, readRun, startRun, TEST_ENV, tool, type Started,
 } from './run-helpers';
 
 let app: TestApp;
@@ -17,7 +16,7 @@ afterAll(() => app.close());
 beforeEach(() => app.clock.set(origin));
 
 const after = () => app.config.runAbandonAfterSeconds;
-const pass = () => abandonStaleRuns(app.stores.ch, app.clock, after());
+const pass = () => app.ingest.abandonStaleRuns(after());
 const idsOf = (runs: { id: string }[]) => runs.map((run) => run.id);
 
 it('marks a run still running RUN_ABANDON_AFTER after its start as abandoned, with termination_reason abandoned', async () => {
@@ -110,4 +109,13 @@ it('an abandoned run takes no more steps and no other finish (409)', async () =>
   expectError(await postFinish(app, key, run, { status: 'completed' }), 409, 'conflict');
   expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'abandoned', total_steps: 0 });
   expect(await finishedRowCount(app, project.id, run.id)).toBe(1);
+});
+
+it('retires an abandoned run from live_runs, so running runs are live_runs FINAL', async () => {
+  const { project, key } = await setUpProject(app);
+  const run = await startRun(app, key);
+  app.clock.advance(after() + 1);
+  await pass();
+  expect(await liveRowCount(app, project.id, run.id)).toBe(0);
+  expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'abandoned' });
 });

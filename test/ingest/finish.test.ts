@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, expectFieldError, finishedRowCount, getRun, getSteps, keyAuth, listRuns, llm, postFinish, postSteps, readRun, startRun,
+  at, expectError, expectFieldError, finishedRowCount, getRun, getSteps, keyAuth, listRuns, liveRowCount, llm, postFinish, postSteps, readRun, startRun,
   TEST_ENV, tool, withMicroseconds, withOffset,
 } from './run-helpers';
 
@@ -295,5 +295,21 @@ describe('failures', () => {
     expectError(await app.http.post('/ingest/agent/runs/123/finish').set(keyAuth(key)).send({ timestamp: run.timestamp, status: 'completed' }), 400, 'invalid_id');
     expectError(await finishRaw(key, run.id, '{"status":"completed"'), 400, 'malformed_json');
     expectError(await app.http.post(`/ingest/agent/runs/${run.id}/finish`).set(keyAuth(key)).set('Content-Type', 'application/xml').send('<finish/>'), 415, 'unsupported_media_type');
+  });
+});
+
+describe('live rows of finished runs', () => {
+  // Reports read running runs as `live_runs FINAL`: a finished run must leave it, for good.
+  it('retires the run from live_runs at finish; a late retry of its start does not bring it back', async () => {
+    const { project, key } = await setUpProject(app);
+    const run = await startRun(app, key);
+    expect(await liveRowCount(app, project.id, run.id)).toBe(1);
+    expect((await postFinish(app, key, run, { status: 'completed' })).status).toBe(200);
+    expect(await liveRowCount(app, project.id, run.id)).toBe(0);
+    const retry = await app.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: 'agent', id: run.id, timestamp: run.timestamp });
+    expect(retry.status).toBe(201);
+    expect(await liveRowCount(app, project.id, run.id)).toBe(0);
+    expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'completed' });
+    expect(await listRuns(app, key, project.id)).toMatchObject({ total: 1, ids: [run.id] });
   });
 });
