@@ -73,42 +73,68 @@ const INSERT_FINISHED = `
 
 /**
  * Live rows as the streaming API leaves them: a start row (version 0), a row after the steps so far (version 1)
- * and, for finished runs, after the last steps call (version 2) — three inserts, so three parts for FINAL to merge.
- * Runs finished by then keep their live rows until the TTL drops them: that is the steady state of live_runs.
+ * and, for finished runs, after the last steps call (version 2) and the tombstone their finish writes (version 3,
+ * `finished`) — four inserts, so four parts for FINAL to merge. That is the steady state of live_runs until the
+ * TTL drops a day.
  */
-const insertLive = (version: 0 | 1 | 2) => `
-  INSERT INTO live_runs (project_id, timestamp, id, version, agent_name, input, metadata, loop_detected, loop_step_index,
+const insertLive = (version: 0 | 1 | 2 | 3) => `
+  INSERT INTO live_runs (project_id, timestamp, id, version, finished, agent_name, input, metadata, loop_detected, loop_step_index,
                          total_steps, total_tokens, total_cost_usd, tool_calls, tool_names)
-  SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, ${version}, {agents:Array(String)}[1 + agent_k],
+  SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, ${version}, ${version === 3 ? 1 : 0}, {agents:Array(String)}[1 + agent_k],
          concat('#', toString(number), ' ', {tasks:Array(String)}[1 + cityHash64(number, 14) % length({tasks:Array(String)})]), [],
          ${version === 0 ? 'false, NULL, 0, 0, 0, 0, []' : `is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % steps), NULL),
          ${version === 1 ? 'intDiv(steps + 1, 2), intDiv(tokens, 2), cost / 2, intDiv(tools_used, 2), arraySlice(tool_set, 1, 1)' : 'steps, tokens, cost, tools_used, tool_set'}`}
   FROM (${POPULATION})
-  WHERE streamed ${version === 2 ? 'AND NOT is_running' : ''}`;
+  WHERE streamed ${version >= 2 ? 'AND NOT is_running' : ''}`;
 
 /** How many of the runs fall in [fromMs, anchor): live rows are generated only for the last days. */
 const firstRunFrom = (shape: DatasetShape, fromMs: number) =>
   Math.max(0, Math.ceil(((fromMs - (shape.anchorMs - shape.days * DAY_MS)) * shape.runs) / (shape.days * DAY_MS)));
 
-export async function generateDataset(ch: ClickHouseStore, shape: DatasetShape, progress: (message: string) => void): Promise<void> {
-  const spanMs = shape.days * DAY_MS;
-  const base = {
-    project_id: shape.projectId, start_ms: shape.anchorMs - spanMs, span_ms: spanMs, n: shape.runs, anchor_ms: shape.anchorMs,
-    agents: AGENTS, tools: TOOLS, tasks: TASKS,
-  };
-  // In slices, so that no single statement holds more than a few million rows in flight.
+const baseParams = (shape: DatasetShape) => ({
+  project_id: shape.projectId, start_ms: shape.anchorMs - shape.days * DAY_MS, span_ms: shape.days * DAY_MS, n: shape.runs,
+  anchor_ms: shape.anchorMs, agents: AGENTS, tools: TOOLS, tasks: TASKS,
+});
+
+/** The finished runs, into `runs`, in slices so that no statement holds more than a few million rows in flight. */
+export async function generateRuns(ch: ClickHouseStore, shape: DatasetShape, progress: (message: string) => void): Promise<void> {
   const slice = 2_500_000;
   for (let first = 0; first < shape.runs; first += slice) {
-    await ch.command(INSERT_FINISHED, { ...base, first, count: Math.min(slice, shape.runs - first) });
+    await ch.command(INSERT_FINISHED, { ...baseParams(shape), first, count: Math.min(slice, shape.runs - first) });
     progress(`runs: ${Math.min(first + slice, shape.runs).toLocaleString('en-US')} / ${shape.runs.toLocaleString('en-US')}`);
   }
-  // Live rows live 4 days (TTL); generate them for the last 4 days less an hour, so none is dropped during the bench.
+}
+
+/**
+ * The live rows of the last 4 days less an hour (the table's TTL is 4 days; none may expire during the bench):
+ * every streamed run's versions, ending in a tombstone when it has finished since (the steady state), or not
+ * (the running runs).
+ */
+export async function generateLiveRows(ch: ClickHouseStore, shape: DatasetShape): Promise<void> {
   const first = firstRunFrom(shape, shape.anchorMs - 4 * DAY_MS + 3_600_000);
-  for (const version of [0, 1, 2] as const) {
-    await ch.command(insertLive(version), { ...base, first, count: shape.runs - first });
+  for (const version of [0, 1, 2, 3] as const) {
+    await ch.command(insertLive(version), { ...baseParams(shape), first, count: shape.runs - first });
   }
+}
+
+/** A whole data set: the finished runs and the live rows (bench/alerts.ts uses it too). */
+export async function generateDataset(ch: ClickHouseStore, shape: DatasetShape, progress: (message: string) => void): Promise<void> {
+  await generateRuns(ch, shape, progress);
+  await generateLiveRows(ch, shape);
   progress('live runs: done');
 }
+
+export const deleteLiveRows = (ch: ClickHouseStore, projectId: string) =>
+  ch.command('DELETE FROM live_runs WHERE project_id = {p:UUID}', { p: projectId });
+
+/** What live_runs would hold if a finish removed its run's live rows: the running runs only. */
+export const deleteFinishedRunsLiveRows = (ch: ClickHouseStore, projectId: string) =>
+  ch.command(
+    `DELETE FROM live_runs WHERE project_id = {p:UUID}
+       AND (timestamp, id) IN (SELECT timestamp, id FROM runs WHERE project_id = {p:UUID}
+                               AND timestamp >= (SELECT min(timestamp) FROM live_runs WHERE project_id = {p:UUID}))`,
+    { p: projectId },
+  );
 
 export interface DatasetCounts {
   finished: number;
@@ -146,7 +172,7 @@ export async function exportCsv(ch: ClickHouseStore, projectId: string, files: {
   await ch.command(
     `INSERT INTO FUNCTION file({path:String}, 'CSV')
      SELECT project_id, timestamp, id, version, agent_name, loop_detected, total_steps, total_tokens, total_cost_usd, tool_calls, ${PG_ARRAY}
-     FROM live_runs WHERE project_id = {p:UUID}`,
+     FROM live_runs FINAL WHERE project_id = {p:UUID}`,
     { path: files.live, p: projectId },
   );
 }

@@ -53,11 +53,14 @@ function toStoreError(error: unknown, queryName: string): Error {
   return unavailable;
 }
 
+/**
+ * Every statement states its limits, 0 meaning none: the embedded engine keeps a statement's settings for the
+ * session, so a report's limits would otherwise bind the inserts and queries that follow it.
+ */
 function limitSettings(limits: QueryLimits | undefined): ClickHouseSettings {
-  if (!limits) return {};
   return {
-    max_execution_time: limits.maxExecutionSeconds,
-    max_memory_usage: String(limits.maxMemoryBytes),
+    max_execution_time: limits?.maxExecutionSeconds ?? 0,
+    max_memory_usage: String(limits?.maxMemoryBytes ?? 0),
     timeout_overflow_mode: 'throw',
   };
 }
@@ -84,14 +87,14 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
         // JSONEachRow). Synchronous inserts: the acknowledgement to the client waits for this one.
         const columns = Object.keys(rows[0]);
         const values = rows.map((row) => columns.map((column) => (row as Record<string, unknown>)[column]));
-        await client.insert({ table, values, columns: columns as [string, ...string[]], format: 'JSONCompactEachRow', clickhouse_settings: { async_insert: 0 } });
+        await client.insert({ table, values, columns: columns as [string, ...string[]], format: 'JSONCompactEachRow', clickhouse_settings: { async_insert: 0, log_comment: `insert into ${table}`, ...limitSettings(undefined) } });
       } catch (error) {
         throw toStoreError(error, `insert into ${table}`);
       }
     },
     async command(sql, params) {
       try {
-        await client.command({ query: sql, query_params: params });
+        await client.command({ query: sql, query_params: params, clickhouse_settings: { log_comment: 'command', ...limitSettings(undefined) } });
       } catch (error) {
         throw toStoreError(error, 'command');
       }

@@ -11,10 +11,10 @@ const SELECT_STALE_LIVE_RUNS = `
   SELECT project_id, timestamp, id, version, finished, agent_name, input, metadata, loop_detected, loop_step_index,
          total_steps, total_tokens, total_cost_usd, tool_calls, tool_names
   FROM live_runs FINAL
-  WHERE timestamp < {cutoff:DateTime64(3)}
+  WHERE timestamp < {cutoff:DateTime64(3, 'UTC')}
     AND (project_id, timestamp, id) NOT IN (
       SELECT project_id, timestamp, id FROM runs
-      WHERE timestamp >= (SELECT min(timestamp) FROM live_runs) AND timestamp < {cutoff:DateTime64(3)})
+      WHERE timestamp >= (SELECT min(timestamp) FROM live_runs) AND timestamp < {cutoff:DateTime64(3, 'UTC')})
   LIMIT ${BATCH}`;
 
 export function abandonedRow(live: LiveRunRow, markedAt: Date): FinishedRunRow {

@@ -8,6 +8,9 @@ import * as q from './queries';
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 30;
 export const MAX_WINDOW_DAYS = 400;
+// The range of ClickHouse's DateTime64.
+const EARLIEST = new Date('1900-01-01T00:00:00Z');
+const LATEST = new Date('2300-01-01T00:00:00Z');
 
 export interface TimeRange {
   from: Date;
@@ -41,7 +44,9 @@ export function resolveWindows(sent: { from?: Date; to?: Date }, now: Date): Rep
   const length = to.getTime() - from.getTime();
   if (length <= 0) throw invalidWindow('from must be before to');
   if (length > MAX_WINDOW_DAYS * DAY_MS) throw invalidWindow(`the window must be at most ${MAX_WINDOW_DAYS} days`);
-  return { current: { from, to }, previous: { from: new Date(from.getTime() - length), to: from } };
+  const previousFrom = new Date(from.getTime() - length);
+  if (previousFrom < EARLIEST || to > LATEST) throw invalidWindow('the window and the one before it must lie between 1900 and 2299');
+  return { current: { from, to }, previous: { from: previousFrom, to: from } };
 }
 
 // The report queries read the runs of [previous.from, current.to) and tell the two windows apart by current.from.

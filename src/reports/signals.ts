@@ -4,8 +4,7 @@
 // Rates are 0 when their denominator is 0; means and percentiles are over finished runs and 0 when none has
 // finished. Every fragment is self-contained (it repeats the aggregates it needs; ClickHouse computes an
 // aggregate that appears several times once), so any subset of them can be selected together.
-import type { ClickHouseStore, QueryLimits } from '../db/clickhouse';
-import { toClickHouseTime } from '../db/clickhouse';
+import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import { runsOfWindow } from './window-runs';
 
 const RUNS = 'count()';

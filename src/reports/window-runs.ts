@@ -20,17 +20,18 @@ export const inWindow = ({ start, end }: WindowBounds = WINDOW) =>
   `project_id = {project_id:UUID} AND timestamp >= ${start} AND timestamp < ${end}`;
 
 /**
- * Live rows of the window whose run has no finished row. The anti-join reads `runs` only from the oldest live
- * row of the window on: live rows are at most a few days old, so it scans the recent end of `runs`, never the
- * whole window; with no live row in the window the bound is the window's end and it reads nothing. Both sides
- * are in one project, so the pair (timestamp, id) identifies a run.
+ * Live rows of the window whose run has no finished row. `live_runs FINAL` leaves out finished runs (their last
+ * version is a tombstone), so it holds the running runs, plus a run caught in the instant between its finished
+ * row and its tombstone: the anti-join looks those few keys up in `runs` through the primary key, bounded by the
+ * oldest of them, and never scans the window. Both sides are in one project, so (timestamp, id) identifies a run.
  */
 export const liveNotFinished = (window: WindowBounds = WINDOW) => `${inWindow(window)}
     AND (timestamp, id) NOT IN (
       SELECT timestamp, id FROM runs
       WHERE project_id = {project_id:UUID}
-        AND timestamp >= (SELECT ifNull(minOrNull(timestamp), ${window.end}) FROM live_runs WHERE ${inWindow(window)})
-        AND timestamp < ${window.end})`;
+        AND timestamp >= (SELECT ifNull(minOrNull(timestamp), ${window.end}) FROM live_runs FINAL WHERE ${inWindow(window)})
+        AND timestamp < ${window.end}
+        AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE ${inWindow(window)}))`;
 
 /**
  * One row per run of the window, with the columns signals read. Columns are renamed `run_*` so that

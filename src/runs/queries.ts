@@ -17,7 +17,7 @@ const latestRun = (where: string) => `
   LIMIT 1`;
 
 export const SELECT_LATEST_RUN = latestRun(
-  'project_id = {project_id:UUID} AND timestamp = {timestamp:DateTime64(3)} AND id = {id:UUID}',
+  `project_id = {project_id:UUID} AND timestamp = {timestamp:DateTime64(3, 'UTC')} AND id = {id:UUID}`,
 );
 
 // Without the start time a run is found by its id through the bloom-filter index of `runs`.
@@ -27,7 +27,7 @@ export const SELECT_STEPS = `
   SELECT project_id, run_timestamp, run_id, \`index\`, version, type, name, tool_name, model, input, output,
          tokens, cost_usd, started_at, duration_ms, error
   FROM run_steps FINAL
-  WHERE project_id = {project_id:UUID} AND run_timestamp = {timestamp:DateTime64(3)} AND run_id = {id:UUID}
+  WHERE project_id = {project_id:UUID} AND run_timestamp = {timestamp:DateTime64(3, 'UTC')} AND run_id = {id:UUID}
   ORDER BY \`index\``;
 
 // Finished runs among a set of (start time, id) pairs, for de-duplicating whole runs sent twice.
@@ -36,5 +36,5 @@ export const SELECT_STEPS = `
 export const SELECT_FINISHED_IDS = `
   SELECT id FROM runs
   WHERE project_id = {project_id:UUID}
-    AND timestamp BETWEEN {from:DateTime64(3)} AND {to:DateTime64(3)}
+    AND timestamp BETWEEN {from:DateTime64(3, 'UTC')} AND {to:DateTime64(3, 'UTC')}
     AND id IN {ids:Array(UUID)}`;

@@ -87,6 +87,8 @@ describe('parameters', () => {
     [report, { from: iso(new Date(now.getTime() - 400 * DAY - 1)), to: iso(now) }],
     [report, { from: iso(new Date(now.getTime() + DAY)) }],
     [report, { to: iso(new Date(now.getTime() - 31 * DAY)) }],
+    [report, { from: '1900-01-10T00:00:00Z', to: '1900-01-20T00:00:00Z' }],
+    [report, { from: '2299-12-30T00:00:00Z', to: '2300-01-02T00:00:00Z' }],
   ] as const))('%s with %j is 400 invalid_window', async (report, query) => {
     const res = await get(report, query).expect(400);
     expect(res.body.error.code).toBe('invalid_window');

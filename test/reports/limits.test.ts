@@ -20,17 +20,20 @@ beforeAll(async () => {
     { project_id: projectId },
   );
 });
-afterAll(async () => {
-  // The embedded engine applies per-query settings as session SETs that outlive the query (see docs/reports.md):
-  // put the defaults back so that the next test file of this worker is not limited to 1 byte.
-  await app.stores.ch.command('SET max_memory_usage = 0');
-  await app.stores.ch.command('SET max_execution_time = 0');
-  await app.close();
-});
+afterAll(() => app.close());
 
 it.each(['runs', 'summary', 'health'])('%s over REPORT_MAX_MEMORY_BYTES is 503 unavailable with Retry-After', async (report) => {
   const res = await app.http.get(`/projects/${projectId}/agent/${report}`).set(bearer(key)).expect(503);
   expect(res.body.error.code).toBe('unavailable');
   expect(res.body.error.message).toMatch(/limit/);
   expect(res.headers['retry-after']).toBeDefined();
+});
+
+it('a report\'s limits bind that report only: ingest and reading a run back work after it', async () => {
+  await app.http.get(`/projects/${projectId}/agent/summary`).set(bearer(key)).expect(503);
+  const started = await app.http.post('/ingest/agent/runs').set(bearer(key)).send({ agent_name: 'after' }).expect(201);
+  const steps = Array.from({ length: 200 }, (_, index) => ({ index, type: 'llm', output: `thought ${index}`.repeat(50) }));
+  await app.http.post(`/ingest/agent/runs/${started.body.id}/steps`).set(bearer(key)).send({ timestamp: started.body.timestamp, steps }).expect(200);
+  const run = await app.http.get(`/projects/${projectId}/agent/runs/${started.body.id}`).query({ timestamp: started.body.timestamp }).set(bearer(key)).expect(200);
+  expect(run.body.total_steps).toBe(200);
 });

@@ -224,6 +224,17 @@ describe('alert signals (signals.ts)', () => {
     expect(reading.loop_rate.sampleCount).toBe(summary.total_runs);
   });
 
+  it.each([
+    ['agent scopes only', [{ agentName: 'planner', windowSeconds: 86_400 }, { agentName: 'coder', windowSeconds: 3600 }, { agentName: 'Zeta', windowSeconds: 86_400 }]],
+    ['all-agent scopes only', [{ agentName: null, windowSeconds: 1800 }, { agentName: null, windowSeconds: 7 * 86_400 }]],
+  ] as const)('reads %s the same way', async (_label, only) => {
+    const read = await signalReader(app.stores.ch, app.config.reportLimits).readSignals(projectId, only, now);
+    for (const scope of only) {
+      const windowRuns = inWindow(runs, new Date(now.getTime() - scope.windowSeconds * 1000), now).filter((run) => scope.agentName === null || run.agent === scope.agentName);
+      expect(read.get(scopeKey(scope))).toEqual(approximately(expectedSignals(windowRuns)));
+    }
+  });
+
   it('reads no scopes as an empty map, and an empty project as zeros', async () => {
     const reader = signalReader(app.stores.ch, app.config.reportLimits);
     expect((await reader.readSignals(projectId, [], now)).size).toBe(0);
