@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config';
 import { closeStores, openStores, type Stores } from '../src/db/stores';
 import { signalReader, type SignalScope } from '../src/reports/signals';
 import {
-  AGENTS, DAY_MS, countDataset, deleteFinishedRunsLiveRows, deleteLiveRows, exportCsv, generateDataset, generateLiveRows, type DatasetShape,
+  AGENTS, DAY_MS, countDataset, exportCsv, generateDataset, type DatasetShape,
 } from './lib/reports-dataset';
 import { PG_HEALTH, PG_SUMMARY, connectReference, dropReference, loadReference } from './lib/postgres-reference';
 
@@ -147,14 +147,7 @@ async function prepare() {
     state = { ...shape, email, password, orgId, liveRuns: counts.liveRuns };
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
   }
-  let counts = await countDataset(stores.ch, state.projectId);
-  if (counts.liveRuns !== state.liveRuns) {
-    // A previous run left live_runs with the running runs only (the second scenario): back to the steady state.
-    log('restoring the live rows of finished runs');
-    await deleteLiveRows(stores.ch, state.projectId);
-    await generateLiveRows(stores.ch, state);
-    counts = await countDataset(stores.ch, state.projectId);
-  }
+  const counts = await countDataset(stores.ch, state.projectId);
   log(`data set: ${counts.finished.toLocaleString('en-US')} finished runs, ${counts.running.toLocaleString('en-US')} running, `
     + `${counts.liveRuns.toLocaleString('en-US')} runs in live_runs (${counts.liveRows.toLocaleString('en-US')} rows)`);
   return { stores, state, baseUrl, close, limits: config.reportLimits };
@@ -200,27 +193,16 @@ async function main() {
     scaling.push({ ...timing, runs: await runsRead(days) });
   }
 
-  // The reference first (ClickHouse's live rows are still in their steady state, which the CSV copies).
   let reference: { summary: Timing; health: Timing; agrees: boolean } | undefined;
   if (!SKIP_PG) reference = await runReference(stores, state, A, await get('summary', window30));
-
-  // Second scenario: live_runs holding the running runs only (as if a finish removed its run's live rows).
-  log('second scenario: removing the live rows of finished runs');
-  await deleteFinishedRunsLiveRows(stores.ch, state.projectId);
-  const runningOnly: Timing[] = [];
-  runningOnly.push(await time('summary, 30-day window', () => get('summary', window30)));
-  runningOnly.push(await time('health, 30-day window', () => get('health', window30)));
-  runningOnly.push(await time('runs, first page (25)', () => get('runs', window30)));
-  runningOnly.push(await time('runs, page at offset 100,000', () => get('runs', { ...window30, offset: 100_000 })));
 
   await call(`${baseUrl}/admin/orgs/${state.orgId}/projects/${state.projectId}/api-keys/${apiKey.id}`, { method: 'DELETE', token: session });
   await close();
 
   process.stdout.write(`\nreports benchmark — ${RUNS.toLocaleString('en-US')} runs over 60 days, 50 agents; ${os.cpus().length} cores; `
     + `${CALLS} timed calls per case after warm-up, through HTTP on loopback unless noted; cpu = process CPU time per call (p50)\n`);
-  printTable('steady state: live_runs holds every streamed run of the last 4 days (finished or not)', steady);
+  printTable('steady state: live_runs as its cleanup merges leave it (the running runs)', steady);
   printTable('summary by window size (runs read = current + previous window)', scaling, true);
-  printTable('live_runs holding running runs only', runningOnly);
   if (reference) {
     printTable(`Postgres ${PG_CALLS} calls each (percentile_cont; same rows; ${reference.agrees ? 'results agree with ClickHouse' : 'RESULTS DIFFER FROM CLICKHOUSE'})`, [reference.summary, reference.health]);
     const speedup = (pgTiming: Timing, chTiming: Timing) => (pgTiming.p50 / chTiming.p50).toFixed(1);

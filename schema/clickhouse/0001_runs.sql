@@ -29,8 +29,10 @@ ORDER BY (project_id, timestamp, id);
 -- Runs still running: the start row (version 0) and a new version after every steps call, carrying the
 -- run's totals so far. When the run finishes (or is abandoned) a last version marks it `finished`, and FINAL
 -- leaves such runs out: `live_runs FINAL` is the running runs, with no anti-join over `runs` but for the instant
--- between the two writes. The abandon job gives every run a finished row RUN_ABANDON_AFTER (at most 3 days)
--- after its start, so rows older than 4 days are dropped whole, a day-partition at a time.
+-- between the two writes. Once an hour-partition has been quiet for 10 minutes, ClickHouse merges it into one
+-- part with CLEANUP, which drops finished runs altogether, so the table stays about as small as the set of
+-- running runs. The abandon job gives every run a finished row RUN_ABANDON_AFTER (at most 3 days) after its
+-- start, and partitions older than 4 days are dropped whole.
 CREATE TABLE IF NOT EXISTS live_runs (
   project_id      UUID,
   timestamp       DateTime64(3, 'UTC'),
@@ -48,10 +50,14 @@ CREATE TABLE IF NOT EXISTS live_runs (
   tool_names      Array(LowCardinality(String)),
   finished        UInt8 DEFAULT 0
 ) ENGINE = ReplacingMergeTree(version, finished)
-PARTITION BY toDate(timestamp)
+PARTITION BY toStartOfHour(timestamp)
 ORDER BY (project_id, timestamp, id)
 TTL toDateTime(timestamp) + INTERVAL 4 DAY
-SETTINGS ttl_only_drop_parts = 1;
+SETTINGS ttl_only_drop_parts = 1,
+         allow_experimental_replacing_merge_with_cleanup = 1,
+         enable_replacing_merge_with_cleanup_for_min_age_to_force_merge = 1,
+         min_age_to_force_merge_seconds = 600,
+         min_age_to_force_merge_on_partition_only = 1;
 
 -- Steps of every run, keyed by their index: re-sending an index replaces the step.
 CREATE TABLE IF NOT EXISTS run_steps (
