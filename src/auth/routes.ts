@@ -23,8 +23,11 @@ const authResultSchema = profileSchema.extend({ token: z.string(), expires_at: t
 const password = z.string().min(8, 'must be at least 8 characters').max(256, 'must be at most 256 characters');
 const tag = 'Auth';
 
-function setSessionCookie(req: Request, res: Response, token: string, expiresAt: string): void {
-  res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure: req.secure, path: '/', expires: new Date(expiresAt) });
+/** Answers with a new session: its token in the body and in the session cookie (for browsers). */
+async function withSessionCookie<T extends { token: string; expires_at: string }>(req: Request, res: Response, session: Promise<T>): Promise<T> {
+  const result = await session;
+  res.cookie(SESSION_COOKIE, result.token, { httpOnly: true, sameSite: 'lax', secure: req.secure, path: '/', expires: new Date(result.expires_at) });
+  return result;
 }
 
 export function authRoutes(auth: ReturnType<typeof authService>, clock: Clock, perMinute: number) {
@@ -40,21 +43,13 @@ export function authRoutes(auth: ReturnType<typeof authService>, clock: Clock, p
       method: 'post', path: '/auth/register', tag, summary: 'Register; also creates the first organization',
       auth: { kind: 'public' }, guard: limitClient, status: 201,
       body: z.strictObject({ email, password, name: displayName.optional() }), response: authResultSchema,
-      handler: async ({ body, req, res }) => {
-        const result = await auth.register(body);
-        setSessionCookie(req, res, result.token, result.expires_at);
-        return result;
-      },
+      handler: ({ body, req, res }) => withSessionCookie(req, res, auth.register(body)),
     }),
     defineRoute({
       method: 'post', path: '/auth/login', tag, summary: 'Log in with e-mail and password',
       auth: { kind: 'public' }, guard: limitClient,
       body: z.strictObject({ email, password: z.string().max(256) }), response: authResultSchema,
-      handler: async ({ body, req, res }) => {
-        const result = await auth.login(body);
-        setSessionCookie(req, res, result.token, result.expires_at);
-        return result;
-      },
+      handler: ({ body, req, res }) => withSessionCookie(req, res, auth.login(body)),
     }),
     defineRoute({
       method: 'post', path: '/auth/logout', tag, summary: 'Log out; the session stops working at once',
