@@ -3,7 +3,6 @@
 import { z } from 'zod';
 import { timestampOut, toNullableTimestamp, toTimestamp, uuid } from '../http/schemas';
 import { AGGREGATE_SIGNALS } from '../reports/signals';
-import type { RuleDefinition } from './schemas';
 
 export const RULE_CLASSES = ['aggregate', 'per_run'] as const;
 /** The aggregate signals: the summary report's own list (one definition, shared with the reports). */
@@ -147,6 +146,25 @@ export const alertEventSchema = z.object({
 export type AlertEvent = z.infer<typeof alertEventSchema>;
 
 // ---- Postgres rows ---------------------------------------------------------------------------------------
+
+/** A complete rule definition: every field of a rule a client may set, defaults applied, validated as a whole. */
+export interface RuleDefinition {
+  name: string;
+  class: RuleClass;
+  signal: RuleSignal;
+  comparator: Comparator;
+  threshold: number;
+  agent_name: string | null;
+  window_seconds: number;
+  for_seconds: number;
+  keep_firing_for_seconds: number;
+  cooldown_seconds: number;
+  min_requests: number;
+  severity: Severity;
+  channel: Channel;
+  channel_config: ChannelConfig;
+  enabled: boolean;
+}
 
 /** A row of alert_rules, as stored: channel_config is unmasked, so never send this row to a client. */
 export interface AlertRuleRow extends RuleDefinition {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError, validationError, type ErrorDetail } from '../http/errors';
 import {
   CHANNELS, COMPARATORS, RULE_CLASSES, RULE_SIGNALS, SEVERITIES, isAggregateSignal, isPerRunSignal, maskSecret,
-  type AlertRuleRow, type Channel, type ChannelConfig, type Comparator, type RuleClass, type RuleSignal, type Severity,
+  type AlertRuleRow, type Channel, type RuleDefinition, type ChannelConfig, type Comparator, type RuleClass, type RuleSignal,
 } from './model';
 
 export const LIMITS = {
@@ -114,24 +114,6 @@ const slackConfigIn = z.strictObject({ webhook_url: httpUrl, send_resolved: z.bo
 
 // ---- resolution ------------------------------------------------------------------------------------------
 
-/** A complete rule definition: every field of a rule a client may set, defaults applied, validated as a whole. */
-export interface RuleDefinition {
-  name: string;
-  class: RuleClass;
-  signal: RuleSignal;
-  comparator: Comparator;
-  threshold: number;
-  agent_name: string | null;
-  window_seconds: number;
-  for_seconds: number;
-  keep_firing_for_seconds: number;
-  cooldown_seconds: number;
-  min_requests: number;
-  severity: Severity;
-  channel: Channel;
-  channel_config: ChannelConfig;
-  enabled: boolean;
-}
 
 export interface ResolvedRule {
   definition: RuleDefinition;

@@ -7,12 +7,12 @@ import { scopeKey, type SignalReadings, type SignalScope } from '../reports/sign
 import { nextEventId as nextId, recordResolution } from './episodes';
 import {
   compare, isPerRunSignal, toAlertEvent, toAlertRule, toAlertRuleWithState,
-  type AggregateRuleSignal, type AlertEventRow, type AlertRule, type AlertRuleRow, type DeliveryRow,
+  type AggregateRuleSignal, type AlertEventRow, type AlertRule, type AlertRuleRow, type DeliveryRow, type RuleDefinition,
 } from './model';
 import * as q from './queries';
 import {
   DEFAULTS, checkThreshold, defaultComparator, notificationUrls, resolveNewRule, resolveRuleUpdate,
-  type CreateRuleInput, type DraftRuleInput, type PatchRuleInput, type RuleDefinition,
+  type CreateRuleInput, type DraftRuleInput, type PatchRuleInput,
 } from './schemas';
 import { resetOnRuleChange } from './state-machine';
 import { assertPublicUrl, UnsafeUrlError } from './url-safety';
