@@ -8,9 +8,9 @@ import {
   DEFAULT_TERMINATION_REASON, toClickHouseTime, toRun,
   type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, type StepRow,
 } from '../runs/model';
-import { isFinished, type RunKey, type RunStore } from '../runs/store';
+import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
 import { abandonStaleRuns } from './abandon';
-import { BatchWriter } from './batch-writer';
+import { Batcher, tableWriter } from './batcher';
 import { mergeSteps, nextVersion, pickTotals, toStepRow, totalsOf } from './derive';
 import type { LoopThresholds } from './loops';
 import { KeyedLock } from './run-lock';
@@ -41,10 +41,13 @@ function fieldError(path: string, message: string): AppError {
 
 export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRows, runAbandonAfterSeconds, events }: IngestDependencies) {
   const writers = {
-    live: new BatchWriter<LiveRunRow>((rows) => ch.insert('live_runs', rows), flushMaxRows),
-    finished: new BatchWriter<FinishedRunRow>((rows) => ch.insert('runs', rows), flushMaxRows),
-    steps: new BatchWriter<StepRow>((rows) => ch.insert('run_steps', rows), flushMaxRows),
+    live: tableWriter<LiveRunRow>((rows) => ch.insert('live_runs', rows), flushMaxRows),
+    finished: tableWriter<FinishedRunRow>((rows) => ch.insert('runs', rows), flushMaxRows),
+    steps: tableWriter<StepRow>((rows) => ch.insert('run_steps', rows), flushMaxRows),
   };
+  // Steps and finish calls read their run first; concurrent ones share that lookup as writes share inserts.
+  const latestRuns = new Batcher<RunKey, LatestRunRow | undefined>((keys) => runs.findLatestMany(keys), 1000);
+  const findLatest = async (key: RunKey) => (await latestRuns.submit([key]))[0];
   const runLock = new KeyedLock();
 
   // Listeners run after the acknowledgement is decided; their failures are theirs, never the client's.
@@ -129,7 +132,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
 
     appendSteps(key: RunKey, steps: readonly StepInput[]) {
       return runLock.run(lockKey(key), async () => {
-        const live = await runs.findLatest(key.projectId, key.id, key.timestamp);
+        const live = await findLatest(key);
         if (!live) throw notFound('run');
         if (isFinished(live)) throw conflict('the run has finished; it takes no more steps');
         const incoming = stepRows(key, steps);
@@ -143,7 +146,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
 
     finish(key: RunKey, input: FinishInput) {
       return runLock.run(lockKey(key), async () => {
-        const live = await runs.findLatest(key.projectId, key.id, key.timestamp);
+        const live = await findLatest(key);
         if (!live) throw notFound('run');
         if (isFinished(live)) {
           // A retried finish returns the run as it was finished; a different outcome is a conflict.

@@ -1,4 +1,5 @@
 // Reads one run in its latest state (finished row first, else its live row) and its steps.
+import { TupleParam } from '@clickhouse/client';
 import { toClickHouseTime } from '../db/clickhouse';
 import type { ClickHouseStore } from '../db/clickhouse';
 import type { FinishedRunRow, LiveRunRow, StepRow } from './model';
@@ -25,18 +26,40 @@ function fromUnion({ finished, version, ...row }: UnionRow): LatestRunRow {
   return { ...live, version, finished: 0 };
 }
 
+/** The identity of a run as text, the same whether built from a key or read from a row. */
+const identity = (projectId: string, clickHouseTime: string, id: string) => `${projectId}/${clickHouseTime}/${id}`;
+
+/** The latest state among a run's rows: its finished row wins over its live one. */
+function latestByRun(rows: UnionRow[]): Map<string, LatestRunRow> {
+  const latest = new Map<string, UnionRow>();
+  for (const row of rows) {
+    const key = identity(row.project_id, row.timestamp, row.id);
+    if (!latest.has(key) || row.finished) latest.set(key, row);
+  }
+  return new Map([...latest].map(([key, row]) => [key, fromUnion(row)]));
+}
+
 export function runStore(ch: ClickHouseStore) {
-  async function latest(name: string, sql: string, params: Record<string, unknown>) {
-    const [row] = await ch.query<UnionRow>({ name, sql, params });
-    return row ? fromUnion(row) : undefined;
+  /** Each run in its latest state (or undefined), in the order asked, in one query. */
+  async function findLatestMany(keys: readonly RunKey[]): Promise<(LatestRunRow | undefined)[]> {
+    const times = keys.map((key) => toClickHouseTime(key.timestamp));
+    const rows = await ch.query<UnionRow>({
+      name: 'runs.latest',
+      sql: q.SELECT_LATEST_RUNS,
+      params: { keys: keys.map((key, i) => new TupleParam([key.projectId, times[i], key.id])) },
+    });
+    const latest = latestByRun(rows);
+    return keys.map((key, i) => latest.get(identity(key.projectId, times[i], key.id)));
   }
 
   return {
+    findLatestMany,
+
     /** The run in its latest state: its finished row if there is one, else its live row. */
-    findLatest(projectId: string, id: string, timestamp?: Date): Promise<LatestRunRow | undefined> {
-      return timestamp
-        ? latest('run.latest', q.SELECT_LATEST_RUN, keyParams({ projectId, id, timestamp }))
-        : latest('run.latest_by_id', q.SELECT_LATEST_RUN_BY_ID, { project_id: projectId, id });
+    async findLatest(projectId: string, id: string, timestamp?: Date): Promise<LatestRunRow | undefined> {
+      if (timestamp) return (await findLatestMany([{ projectId, id, timestamp }]))[0];
+      const rows = await ch.query<UnionRow>({ name: 'run.latest_by_id', sql: q.SELECT_LATEST_RUN_BY_ID, params: { project_id: projectId, id } });
+      return [...latestByRun(rows).values()][0];
     },
 
     readSteps: (key: RunKey) => ch.query<StepRow>({ name: 'run.steps', sql: q.SELECT_STEPS, params: keyParams(key) }),
