@@ -24,7 +24,10 @@ function toStoreError(error: unknown): unknown {
   const code = (error as { code?: string }).code ?? '';
   const message = (error as Error).message ?? '';
   if (NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code) || /timeout|terminated|Connection terminated/i.test(message)) {
-    return new StoreUnavailableError('postgres', code || 'connection failed');
+    // The cause goes to the log with the 503; the client learns only that the store did not answer.
+    const unavailable = new StoreUnavailableError('postgres', 'no answer');
+    unavailable.cause = error;
+    return unavailable;
   }
   return error;
 }
