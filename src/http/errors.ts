@@ -83,7 +83,7 @@ export const handleErrors: ErrorRequestHandler = (error, req, res, _next) => {
   const appError = error instanceof AppError ? error : fromBodyParserError(error);
   const mapped = appError ?? new AppError(500, 'internal', 'internal error');
   // The request log line carries the status at warn/error level; the cause of a 5xx is logged here, once.
-  if (mapped.status >= 500) req.log.error({ err: error, cause: (error as Error).cause, code: mapped.code }, mapped.message);
+  if (mapped.status >= 500) req.log.error({ err: error, code: mapped.code }, mapped.message);
   if (res.headersSent) return;
   res.set(mapped.headers);
   res.status(mapped.status).json({
