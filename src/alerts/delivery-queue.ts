@@ -1,8 +1,6 @@
 // The seam between alert evaluation and notification: events that notify get a row in alert_deliveries.
 import type { Sql } from '../db/postgres';
 
-export type DeliveryStatus = 'queued' | 'sent' | 'failed' | 'suppressed';
-
 const INSERT_DELIVERY = `
   INSERT INTO alert_deliveries (event_id, rule_id, channel, status, next_attempt_at, created_at, updated_at)
   VALUES ($1, $2, $3, $4, $5, $5, $5)

@@ -38,5 +38,4 @@ export function createAlerts({ stores, clock, log, queryLimits, denyPrivateUrls 
   };
 }
 
-export type Alerts = ReturnType<typeof createAlerts>;
 export { startAlertEvaluator } from './evaluator';

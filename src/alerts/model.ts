@@ -120,7 +120,6 @@ export const notificationSchema = z.object({
   attempts: z.number().int(),
   last_status_code: z.number().int().nullable(),
 });
-export type Notification = z.infer<typeof notificationSchema>;
 
 export const alertEventSchema = z.object({
   id: uuid,

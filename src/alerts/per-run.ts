@@ -148,5 +148,3 @@ export function perRunAlerts({ pg, clock, log }: { pg: PostgresStore; clock: Clo
     },
   };
 }
-
-export type PerRunAlerts = ReturnType<typeof perRunAlerts>;

@@ -38,8 +38,6 @@ export function defaultComparator(signal: RuleSignal): Comparator {
 
 export const defaultThreshold = (signal: RuleSignal): number | undefined => DEFAULT_THRESHOLDS[signal];
 
-export const classOf = (signal: RuleSignal): RuleClass => (isAggregateSignal(signal) ? 'aggregate' : 'per_run');
-
 // ---- request bodies --------------------------------------------------------------------------------------
 
 const seconds = (max: number) => z.number().int().min(0).max(max);
@@ -113,7 +111,6 @@ const webhookConfigIn = z.strictObject({
 const slackConfigIn = z.strictObject({ webhook_url: httpUrl, send_resolved: z.boolean().optional() });
 
 // ---- resolution ------------------------------------------------------------------------------------------
-
 
 export interface ResolvedRule {
   definition: RuleDefinition;

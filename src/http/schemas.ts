@@ -15,8 +15,6 @@ export const toNullableTimestamp = (date: Date | null): string | null => (date ?
 export const pathParams = <K extends string>(...names: K[]) =>
   z.strictObject(Object.fromEntries(names.map((name) => [name, uuid])) as Record<K, typeof uuid>);
 
-export const emptyBody = z.strictObject({}).optional();
-
 /** E-mail addresses are trimmed and lower-cased before they are checked or stored. */
 export const email = z.string().trim().toLowerCase().pipe(z.email({ message: 'must be a valid e-mail address' }).max(254));
 

@@ -150,5 +150,3 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
     },
   };
 }
-
-export type ReportService = ReturnType<typeof reportService>;

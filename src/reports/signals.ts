@@ -155,5 +155,3 @@ export function signalReader(ch: ClickHouseStore, limits: QueryLimits) {
     },
   };
 }
-
-export type SignalReader = ReturnType<typeof signalReader>;
