@@ -7,4 +7,6 @@ module.exports = {
   // Each worker owns its embedded stores (chdb binds one data directory per process).
   maxWorkers: 2,
   setupFiles: ['<rootDir>/test/support/worker-env.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
 };

@@ -8,8 +8,8 @@ import { ManualClock } from '../../src/clock';
 import { loadConfig } from '../../src/config';
 import { closeStores, openStores } from '../../src/db/stores';
 
-// chdb binds one data directory per process, so each jest worker keeps its own.
-export const workerDataDir = path.join(os.tmpdir(), `runwatch-test-${process.env.JEST_WORKER_ID ?? '0'}-${process.ppid}`);
+// chdb binds one data directory per process, so each jest worker keeps its own, inside the run's directory.
+export const workerDataDir = path.join(process.env.RUNWATCH_TEST_DIR ?? path.join(os.tmpdir(), 'runwatch-test'), `worker-${process.env.JEST_WORKER_ID ?? '0'}`);
 
 export async function startTestApp(environment: Record<string, string> = {}) {
   const config = loadConfig({
