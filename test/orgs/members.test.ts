@@ -1,7 +1,7 @@
 // Members of an organization (contract section 3): list, add, change role, remove; roles; the last admin stays.
 import { startTestApp, type TestApp } from '../support/app';
 import { detailPaths, expectError, TIMESTAMP, UNKNOWN } from '../support/assertions';
-import { addMember, bearer, registerUser, uniqueEmail } from '../support/fixtures';
+import { addMember, bearer, registerUser, setUpTeam, uniqueEmail } from '../support/fixtures';
 
 let app: TestApp;
 beforeAll(async () => { app = await startTestApp(); });
@@ -151,10 +151,7 @@ describe('PATCH /admin/orgs/{orgID}/members/{userID}', () => {
   });
 
   it('a member or a viewer → 403 (also on themselves); an outsider → 404; no session → 401', async () => {
-    const admin = await registerUser(app);
-    const member = await addMember(app, admin.token, admin.org.id, 'member');
-    const viewer = await addMember(app, admin.token, admin.org.id, 'viewer');
-    const outsider = await registerUser(app);
+    const { admin, member, viewer, outsider } = await setUpTeam(app);
     const url = (userId: string) => `/admin/orgs/${admin.org.id}/members/${userId}`;
     expectError(await app.http.patch(url(member.user.id)).set(bearer(member.token)).send({ role: 'admin' }), 403, 'forbidden');
     expectError(await app.http.patch(url(viewer.user.id)).set(bearer(viewer.token)).send({ role: 'admin' }), 403, 'forbidden');
@@ -206,10 +203,7 @@ describe('DELETE /admin/orgs/{orgID}/members/{userID}', () => {
   });
 
   it('a member or a viewer → 403 (also on themselves); an outsider → 404; no session → 401', async () => {
-    const admin = await registerUser(app);
-    const member = await addMember(app, admin.token, admin.org.id, 'member');
-    const viewer = await addMember(app, admin.token, admin.org.id, 'viewer');
-    const outsider = await registerUser(app);
+    const { admin, member, viewer, outsider } = await setUpTeam(app);
     const url = (userId: string) => `/admin/orgs/${admin.org.id}/members/${userId}`;
     expectError(await app.http.delete(url(viewer.user.id)).set(bearer(member.token)), 403, 'forbidden');
     expectError(await app.http.delete(url(viewer.user.id)).set(bearer(viewer.token)), 403, 'forbidden');

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
 import { detailPaths, expectError, KEY, refusal, TIMESTAMP, UNKNOWN, UUID } from '../support/assertions';
-import { addMember, bearer, createApiKey, createProject, registerUser } from '../support/fixtures';
+import { bearer, createApiKey, createProject, registerUser, setUpTeam } from '../support/fixtures';
 
 let app: TestApp;
 beforeAll(async () => { app = await startTestApp(); });
@@ -179,10 +179,7 @@ describe('roles and organizations', () => {
   let outsider: User;
   let project: Project;
   beforeAll(async () => {
-    admin = await registerUser(app);
-    member = await addMember(app, admin.token, admin.org.id, 'member');
-    viewer = await addMember(app, admin.token, admin.org.id, 'viewer');
-    outsider = await registerUser(app);
+    ({ admin, member, viewer, outsider } = await setUpTeam(app));
     project = await createProject(app, admin.token, admin.org.id);
   });
 

@@ -1,7 +1,7 @@
 // Projects of an organization (contract section 3): create, list, rename, delete; roles; cross-organization → 404.
 import { startTestApp, type TestApp } from '../support/app';
 import { detailPaths, expectError, refusal, TIMESTAMP, UNKNOWN, UUID } from '../support/assertions';
-import { addMember, bearer, createApiKey, createProject, registerUser } from '../support/fixtures';
+import { bearer, createApiKey, createProject, registerUser, setUpTeam } from '../support/fixtures';
 
 let app: TestApp;
 beforeAll(async () => { app = await startTestApp(); });
@@ -21,10 +21,7 @@ describe('roles', () => {
   let outsider: User;
   let projectId: string;
   beforeAll(async () => {
-    admin = await registerUser(app);
-    member = await addMember(app, admin.token, admin.org.id, 'member');
-    viewer = await addMember(app, admin.token, admin.org.id, 'viewer');
-    outsider = await registerUser(app);
+    ({ admin, member, viewer, outsider } = await setUpTeam(app));
     projectId = (await createProject(app, admin.token, admin.org.id, 'role-check')).id;
   });
 

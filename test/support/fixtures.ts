@@ -35,3 +35,12 @@ export async function addMember(app: TestApp, adminToken: string, orgId: string,
   await app.http.post(`/admin/orgs/${orgId}/members`).set(bearer(adminToken)).send({ email: member.user.email, role }).expect(201);
   return member;
 }
+
+/** An organization with one user of each role, and an outsider who belongs to another organization. */
+export async function setUpTeam(app: TestApp) {
+  const admin = await registerUser(app);
+  const member = await addMember(app, admin.token, admin.org.id, 'member');
+  const viewer = await addMember(app, admin.token, admin.org.id, 'viewer');
+  const outsider = await registerUser(app);
+  return { admin, member, viewer, outsider };
+}
