@@ -1,8 +1,9 @@
 // Marks runs still running RUN_ABANDON_AFTER after their start as `abandoned`, by writing their finished row.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import { fromClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
-import { toClickHouseTime, toRun, type FinishedRunRow, type LiveRunRow, type Run } from '../runs/model';
+import type { ClickHouseStore } from '../db/clickhouse';
+import { toClickHouseTime, toRun, type LiveRunRow, type Run } from '../runs/model';
+import { finishedRowOf, pickTotals } from './derive';
 
 const BATCH = 10_000;
 
@@ -17,26 +18,13 @@ const SELECT_STALE_LIVE_RUNS = `
       WHERE timestamp >= (SELECT min(timestamp) FROM live_runs) AND timestamp < {cutoff:DateTime64(3, 'UTC')})
   LIMIT ${BATCH}`;
 
-export function abandonedRow(live: LiveRunRow, markedAt: Date): FinishedRunRow {
-  const { version: _version, finished: _finished, ...started } = live;
-  const startedAt = fromClickHouseTime(live.timestamp);
-  return {
-    ...started,
-    status: 'abandoned',
-    finished_at: toClickHouseTime(markedAt),
-    duration_ms: Math.max(0, markedAt.getTime() - startedAt.getTime()),
-    output: '',
-    termination_reason: 'abandoned',
-    termination_detail: '',
-  };
-}
-
 /** One pass: returns the runs it marked, and the live rows they had (to be retired). */
 export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abandonAfterSeconds: number): Promise<{ runs: Run[]; live: LiveRunRow[] }> {
   const now = clock.now();
   const cutoff = new Date(now.getTime() - abandonAfterSeconds * 1000);
   const stale = await ch.query<LiveRunRow>({ name: 'abandon.stale', sql: SELECT_STALE_LIVE_RUNS, params: { cutoff: toClickHouseTime(cutoff) } });
-  const rows = stale.map((live) => abandonedRow(live, now));
+  // The mark comes after the cutoff, so the duration is at least RUN_ABANDON_AFTER.
+  const rows = stale.map((live) => finishedRowOf(live, pickTotals(live), { status: 'abandoned' }, now));
   await ch.insert('runs', rows);
   return { runs: rows.map(toRun), live: stale };
 }

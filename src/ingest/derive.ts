@@ -1,7 +1,11 @@
 // Derives what a run carries from its steps: totals, tool use and loops; and turns inputs into stored rows.
-import { toClickHouseTime, type RunTotals, type Step, type StepRow } from '../runs/model';
+import { fromClickHouseTime } from '../db/clickhouse';
+import {
+  DEFAULT_TERMINATION_REASON, toClickHouseTime,
+  type FinishedRunRow, type LiveRunRow, type RunTotals, type Step, type StepRow,
+} from '../runs/model';
 import { detectLoop, type LoopThresholds } from './loops';
-import type { StepInput } from './schemas';
+import type { FinishInput, StepInput } from './schemas';
 
 let lastVersion = 0;
 
@@ -60,4 +64,25 @@ export function totalsOf(steps: readonly CountedStep[], earlierLoopIndex: number
 export function pickTotals(row: RunTotals): RunTotals {
   const { loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names } = row;
   return { loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names };
+}
+
+/** How a run ended: a finish call's fields, or the abandon job's bare status. */
+export type Outcome = Partial<Omit<FinishInput, 'timestamp' | 'steps' | 'status'>> & { status: FinishedRunRow['status'] };
+
+/** The one row a run gets in `runs`: what it carried while live (or in its batch item), its totals and its outcome. */
+export function finishedRowOf(live: LiveRunRow, totals: RunTotals, outcome: Outcome, finishedAt: Date): FinishedRunRow {
+  const { version: _version, finished: _finished, ...started } = live;
+  return {
+    ...started,
+    ...totals,
+    total_tokens: outcome.total_tokens ?? totals.total_tokens,
+    total_cost_usd: outcome.total_cost_usd ?? totals.total_cost_usd,
+    metadata: outcome.metadata ?? live.metadata,
+    status: outcome.status,
+    finished_at: toClickHouseTime(finishedAt),
+    duration_ms: finishedAt.getTime() - fromClickHouseTime(live.timestamp).getTime(),
+    output: outcome.output ?? '',
+    termination_reason: outcome.termination_reason ?? DEFAULT_TERMINATION_REASON[outcome.status],
+    termination_detail: outcome.termination_detail ?? '',
+  };
 }

@@ -1,17 +1,17 @@
 // Ingest: authenticate (done by the route), validate, derive (duration, totals, loops), write — durably, via group commit.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import { fromClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
+import type { ClickHouseStore } from '../db/clickhouse';
 import { AppError, conflict, notFound, validationError } from '../http/errors';
 import { uuidv7 } from '../ids';
 import {
-  DEFAULT_TERMINATION_REASON, toClickHouseTime, toRun,
+  toClickHouseTime, toRun,
   type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, type StepRow,
 } from '../runs/model';
 import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
 import { abandonStaleRuns } from './abandon';
 import { Batcher, tableWriter } from './batcher';
-import { mergeSteps, nextVersion, pickTotals, toStepRow, totalsOf } from './derive';
+import { finishedRowOf, mergeSteps, nextVersion, pickTotals, toStepRow, totalsOf } from './derive';
 import type { LoopThresholds } from './loops';
 import { KeyedLock } from './run-lock';
 import { batchItem, type BatchItem, type FinishInput, type StartInput, type StepInput } from './schemas';
@@ -76,25 +76,6 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
     };
   }
 
-  /** The finished row of a run, from what it carried while live (or its batch item) and its finish fields. */
-  function finishedRow(live: LiveRunRow, totals: RunTotals, finish: Omit<FinishInput, 'timestamp' | 'steps'>, finishedAt: Date): FinishedRunRow {
-    const startedAt = fromClickHouseTime(live.timestamp);
-    const { version: _version, finished: _finished, ...started } = live;
-    return {
-      ...started,
-      ...totals,
-      total_tokens: finish.total_tokens ?? totals.total_tokens,
-      total_cost_usd: finish.total_cost_usd ?? totals.total_cost_usd,
-      metadata: finish.metadata ?? live.metadata,
-      status: finish.status,
-      finished_at: toClickHouseTime(finishedAt),
-      duration_ms: finishedAt.getTime() - startedAt.getTime(),
-      output: finish.output ?? '',
-      termination_reason: finish.termination_reason ?? DEFAULT_TERMINATION_REASON[finish.status],
-      termination_detail: finish.termination_detail ?? '',
-    };
-  }
-
   const stepRows = (key: RunKey, steps: readonly StepInput[] = []) => {
     const version = nextVersion();
     return steps.map((step) => toStepRow(key.projectId, key.id, key.timestamp, step, version));
@@ -116,6 +97,14 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
     await writers.live.write(live.map((row) => ({ ...row, version, finished: 1 as const }))).catch((error: unknown) => {
       log.warn({ err: error, runs: live.length }, 'finished runs could not be marked in live_runs; reports still count them once');
     });
+  }
+
+  /** Whole runs not stored yet: a retried batch must not count a run twice. Only an id the client chose can be stored already. */
+  async function unrecordedRuns<T extends { key: RunKey; clientChosenId: boolean }>(projectId: string, candidates: T[]): Promise<T[]> {
+    const retriable = candidates.filter((candidate) => candidate.clientChosenId).map(({ key }) => key);
+    const stored = await runs.finishedIds(projectId, retriable);
+    const seen = new Set<string>();
+    return candidates.filter(({ key }) => !stored.has(key.id) && !seen.has(key.id) && seen.add(key.id));
   }
 
   const lockKey = (key: RunKey) => `${key.projectId}/${key.id}/${key.timestamp.getTime()}`;
@@ -156,7 +145,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
         const finishedAt = input.finished_at ?? clock.now();
         if (finishedAt < key.timestamp) throw fieldError('finished_at', 'must not be before timestamp');
         const incoming = stepRows(key, input.steps);
-        const row = finishedRow(live, await totalsAfter(key, live, incoming), input, finishedAt);
+        const row = finishedRowOf(live, await totalsAfter(key, live, incoming), input, finishedAt);
         // Steps first, so that a finished run never lacks the steps its totals count.
         await writers.steps.write(incoming);
         await writers.finished.write([row]);
@@ -194,9 +183,9 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       // Runs whose id the client chose may be in flight elsewhere (a retry, a finish): they take the finish's lock.
       const retriableKeys = whole.filter((run) => run.clientChosenId).map((run) => lockKey(run.key));
       const finishedRows = await runLock.runAll(retriableKeys, async () => {
-        const fresh = (await this.unrecordedRuns(projectId, whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
+        const fresh = (await unrecordedRuns(projectId, whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
         const rows = fresh.map(({ key, item, steps }) =>
-          finishedRow(liveRow(projectId, key.id, key.timestamp, item), totalsOf(mergeSteps([], steps), null, loopThresholds), item, item.finished_at ?? now),
+          finishedRowOf(liveRow(projectId, key.id, key.timestamp, item), totalsOf(mergeSteps([], steps), null, loopThresholds), item, item.finished_at ?? now),
         );
         await Promise.all([writers.live.write(starts), writers.steps.write(fresh.flatMap(({ steps }) => steps))]);
         await writers.finished.write(rows);
@@ -207,14 +196,6 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
         emit('runFinished', run);
       }
       return { results };
-    },
-
-    /** Whole runs not stored yet: a retried batch must not count a run twice. Only an id the client chose can be stored already. */
-    async unrecordedRuns<T extends { key: RunKey; clientChosenId: boolean }>(projectId: string, candidates: T[]): Promise<T[]> {
-      const retriable = candidates.filter((candidate) => candidate.clientChosenId).map(({ key }) => key);
-      const stored = await runs.finishedIds(projectId, retriable);
-      const seen = new Set<string>();
-      return candidates.filter(({ key }) => !stored.has(key.id) && !seen.has(key.id) && seen.add(key.id));
     },
 
     /** Marks runs running for longer than `afterSeconds` abandoned; they count as finished for listeners too. */
