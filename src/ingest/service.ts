@@ -100,9 +100,10 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
   }
 
   /** Whole runs not stored yet: a retried batch must not count a run twice. Only an id the client chose can be stored already. */
-  async function unrecordedRuns<T extends { key: RunKey; clientChosenId: boolean }>(projectId: string, candidates: T[]): Promise<T[]> {
+  async function unrecordedRuns<T extends { key: RunKey; clientChosenId: boolean }>(candidates: T[]): Promise<T[]> {
     const retriable = candidates.filter((candidate) => candidate.clientChosenId).map(({ key }) => key);
-    const stored = await runs.finishedIds(projectId, retriable);
+    const latest = await runs.findLatestMany(retriable);
+    const stored = new Set(latest.filter((run): run is FinishedRunRow => run !== undefined && isFinished(run)).map((run) => run.id));
     const seen = new Set<string>();
     return candidates.filter(({ key }) => !stored.has(key.id) && !seen.has(key.id) && seen.add(key.id));
   }
@@ -183,7 +184,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       // Runs whose id the client chose may be in flight elsewhere (a retry, a finish): they take the finish's lock.
       const retriableKeys = whole.filter((run) => run.clientChosenId).map((run) => lockKey(run.key));
       const finishedRows = await runLock.runAll(retriableKeys, async () => {
-        const fresh = (await unrecordedRuns(projectId, whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
+        const fresh = (await unrecordedRuns(whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
         const rows = fresh.map(({ key, item, steps }) =>
           finishedRowOf(liveRow(projectId, key.id, key.timestamp, item), totalsOf(mergeSteps([], steps), null, loopThresholds), item, item.finished_at ?? now),
         );

@@ -28,12 +28,3 @@ export const SELECT_STEPS = `
   FROM run_steps FINAL
   WHERE project_id = {project_id:UUID} AND run_timestamp = {timestamp:DateTime64(3, 'UTC')} AND run_id = {id:UUID}
   ORDER BY \`index\``;
-
-// Finished runs among a set of (start time, id) pairs, for de-duplicating whole runs sent twice.
-// The column is selected as is: an alias `toString(id) AS id` would shadow the column in WHERE, and the
-// String-vs-UUID `IN` below would then match nothing. JSONEachRow writes a UUID as its string anyway.
-export const SELECT_FINISHED_IDS = `
-  SELECT id FROM runs
-  WHERE project_id = {project_id:UUID}
-    AND timestamp BETWEEN {from:DateTime64(3, 'UTC')} AND {to:DateTime64(3, 'UTC')}
-    AND id IN {ids:Array(UUID)}`;

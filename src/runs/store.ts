@@ -42,6 +42,7 @@ function latestByRun(rows: UnionRow[]): Map<string, LatestRunRow> {
 export function runStore(ch: ClickHouseStore) {
   /** Each run in its latest state (or undefined), in the order asked, in one query. */
   async function findLatestMany(keys: readonly RunKey[]): Promise<(LatestRunRow | undefined)[]> {
+    if (keys.length === 0) return [];
     const times = keys.map((key) => toClickHouseTime(key.timestamp));
     const rows = await ch.query<UnionRow>({
       name: 'runs.latest',
@@ -63,23 +64,6 @@ export function runStore(ch: ClickHouseStore) {
     },
 
     readSteps: (key: RunKey) => ch.query<StepRow>({ name: 'run.steps', sql: q.SELECT_STEPS, params: keyParams(key) }),
-
-    /** Which of these runs already have a finished row. */
-    async finishedIds(projectId: string, runs: readonly { id: string; timestamp: Date }[]): Promise<Set<string>> {
-      if (runs.length === 0) return new Set();
-      const times = runs.map((run) => run.timestamp.getTime());
-      const rows = await ch.query<{ id: string }>({
-        name: 'run.finished_ids',
-        sql: q.SELECT_FINISHED_IDS,
-        params: {
-          project_id: projectId,
-          from: toClickHouseTime(new Date(Math.min(...times))),
-          to: toClickHouseTime(new Date(Math.max(...times))),
-          ids: runs.map((run) => run.id),
-        },
-      });
-      return new Set(rows.map((row) => row.id));
-    },
   };
 }
 
