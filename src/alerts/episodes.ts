@@ -40,7 +40,8 @@ export async function insertEvent(tx: Sql, rule: AlertRuleRow, fields: EventFiel
   return id;
 }
 
-async function deliver(tx: Sql, rule: AlertRuleRow, eventId: string, delivery: PlannedDelivery | null): Promise<void> {
+/** Queues the notification the plan calls for (due now or at the cooldown's end, or suppressed), if any. */
+export async function deliver(tx: Sql, rule: AlertRuleRow, eventId: string, delivery: PlannedDelivery | null): Promise<void> {
   if (!delivery) return;
   await queueDelivery(tx, { eventId, ruleId: rule.id, channel: rule.channel, dueAt: delivery.dueAt, status: delivery.status });
 }

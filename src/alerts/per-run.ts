@@ -5,8 +5,7 @@ import type { Clock } from '../clock';
 import type { PostgresStore, Sql } from '../db/postgres';
 import type { IngestEvents } from '../ingest/service';
 import type { Run } from '../runs/model';
-import { queueDelivery } from './delivery-queue';
-import { insertEvent, type EventReason } from './episodes';
+import { deliver, insertEvent, type EventReason } from './episodes';
 import { compare, type AlertRuleRow, type PerRunSignal } from './model';
 import * as q from './queries';
 import { planTriggered } from './state-machine';
@@ -89,7 +88,7 @@ export function perRunAlerts({ pg, clock, log }: { pg: PostgresStore; clock: Clo
         windowStart: new Date(pending.run.timestamp), windowEnd: pending.run.finished_at ? new Date(pending.run.finished_at) : null,
         runId: pending.run.id, suppressedCount: plan.eventSuppressedCount,
       }, pending.at);
-      await queueDelivery(tx, { eventId, ruleId: rule.id, channel: rule.channel, dueAt: plan.delivery.dueAt, status: plan.delivery.status });
+      await deliver(tx, rule, eventId, plan.delivery);
       cooldowns.set(rule.id, plan.next);
     }
     for (const [ruleId, cooldown] of cooldowns) await tx.query(q.UPDATE_PER_RUN_COOLDOWN, [ruleId, cooldown.lastNotifiedAt, cooldown.suppressedCount]);
