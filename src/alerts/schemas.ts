@@ -1,7 +1,7 @@
 // Request schemas of the alert endpoints, and the resolution of a rule payload into a complete, valid definition.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { AppError, validationError, type ErrorDetail } from '../http/errors';
+import { invalidFields, validationError, type ErrorDetail } from '../http/errors';
 import {
   CHANNELS, COMPARATORS, RULE_CLASSES, RULE_SIGNALS, SEVERITIES, isAggregateSignal, isPerRunSignal, maskSecret,
   type AlertRuleRow, type Channel, type RuleDefinition, type ChannelConfig, type Comparator, type RuleClass, type RuleSignal,
@@ -121,11 +121,6 @@ export interface ResolvedRule {
 /** `whsec_` + 32 random bytes in base64 (the Standard Webhooks secret format). */
 export const generateWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
-const fail = (details: ErrorDetail[]): AppError => {
-  const first = details[0];
-  return new AppError(400, 'validation_failed', `${first.path}: ${first.message}`, details);
-};
-
 /** Threshold of a signal: the sent one, else the signal's default; rates in [0, 1], others ≥ 0. */
 export function checkThreshold(signal: RuleSignal, threshold: number | undefined, details: ErrorDetail[]): number {
   const value = threshold ?? defaultThreshold(signal);
@@ -219,7 +214,7 @@ export function resolveNewRule(input: CreateRuleInput): ResolvedRule {
     enabled: input.enabled ?? true,
   };
   checkClassFields(definition, details);
-  if (details.length > 0) throw fail(details);
+  if (details.length > 0) throw invalidFields(details);
   return { definition, secretGenerated: channel?.secretGenerated ?? false };
 }
 
@@ -263,7 +258,7 @@ export function resolveRuleUpdate(stored: AlertRuleRow, input: PatchRuleInput): 
     enabled: input.enabled ?? stored.enabled,
   };
   checkClassFields(definition, details);
-  if (details.length > 0) throw fail(details);
+  if (details.length > 0) throw invalidFields(details);
   return { definition, secretGenerated };
 }
 

@@ -2,7 +2,7 @@
 // history, and the preview of a draft rule against the live data.
 import type { Clock } from '../clock';
 import type { PostgresStore, Sql } from '../db/postgres';
-import { AppError, notFound } from '../http/errors';
+import { AppError, invalidFields, notFound } from '../http/errors';
 import { scopeKey, type SignalReadings, type SignalScope } from '../reports/signals';
 import { nextEventId as nextId, recordResolution } from './episodes';
 import {
@@ -75,7 +75,7 @@ export function alertRuleService({ pg, clock, signals, denyPrivateUrls }: AlertR
       try {
         await assertPublicUrl(url);
       } catch (error) {
-        if (error instanceof UnsafeUrlError) throw new AppError(400, 'validation_failed', `${path}: ${error.message}`, [{ path, message: error.message }]);
+        if (error instanceof UnsafeUrlError) throw invalidFields([{ path, message: error.message }]);
         throw error;
       }
     }
@@ -172,7 +172,7 @@ export function alertRuleService({ pg, clock, signals, denyPrivateUrls }: AlertR
       const signal = draft.signal as AggregateRuleSignal;
       const details: { path: string; message: string }[] = [];
       const threshold = checkThreshold(signal, draft.threshold, details);
-      if (details.length > 0) throw new AppError(400, 'validation_failed', `${details[0].path}: ${details[0].message}`, details);
+      if (details.length > 0) throw invalidFields(details);
       const scope: SignalScope = { agentName: draft.agent_name ?? null, windowSeconds: draft.window_seconds ?? DEFAULTS.windowSeconds };
       const minRequests = draft.min_requests ?? DEFAULTS.minRequests;
       const readings = await signals.readSignals(projectId, [scope], clock.now());

@@ -38,6 +38,13 @@ export const unauthenticated = (message = 'authentication required') => new AppE
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new AppError(429, 'rate_limited', 'too many requests', [], { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 
+/** A 400 about fields: every detail listed, the first one in the message. */
+export function invalidFields(details: ErrorDetail[], code: 'validation_failed' | 'invalid_id' = 'validation_failed'): AppError {
+  const first = details[0];
+  const message = first ? (first.path ? `${first.path}: ${first.message}` : first.message) : 'invalid request';
+  return new AppError(400, code, message, details);
+}
+
 export function validationError(code: 'validation_failed' | 'invalid_id', issues: z.core.$ZodIssue[], prefix: string[] = []): AppError {
   const pathOf = (path: PropertyKey[]) => [...prefix, ...path.map(String)].join('.');
   // An unknown field is reported at its own path (zod reports it at its parent's), one detail per field.
@@ -46,9 +53,7 @@ export function validationError(code: 'validation_failed' | 'invalid_id', issues
       ? issue.keys.map((key) => ({ path: pathOf([...issue.path, key]), message: 'unknown field' }))
       : [{ path: pathOf(issue.path), message: issue.message }],
   );
-  const first = details[0];
-  const message = first ? (first.path ? `${first.path}: ${first.message}` : first.message) : 'invalid request';
-  return new AppError(400, code, message, details);
+  return invalidFields(details, code);
 }
 
 export const errorSchema = z.object({

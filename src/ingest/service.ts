@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { ClickHouseStore } from '../db/clickhouse';
-import { AppError, conflict, notFound, validationError } from '../http/errors';
+import { AppError, conflict, invalidFields, notFound, validationError } from '../http/errors';
 import { uuidv7 } from '../ids';
 import {
   toClickHouseTime, toRun,
@@ -35,9 +35,7 @@ export interface IngestDependencies {
 
 const MAX_FUTURE_MS = 5 * 60 * 1000;
 
-function fieldError(path: string, message: string): AppError {
-  return new AppError(400, 'validation_failed', `${path}: ${message}`, [{ path, message }]);
-}
+const fieldError = (path: string, message: string) => invalidFields([{ path, message }]);
 
 export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRows, runAbandonAfterSeconds, events }: IngestDependencies) {
   const writers = {
