@@ -42,9 +42,8 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     // Stop taking requests, let those in flight finish, then close the stores they were writing to.
-    stopAbandonJob();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await Promise.all([stopNotifier(), stopAlertEvaluator(), ingest.drain().then(alerts.idle)]);
+    await Promise.all([stopAbandonJob(), stopNotifier(), stopAlertEvaluator(), ingest.drain().then(alerts.idle)]);
     await closeStores(stores);
     log.info('stopped');
     process.exit(0);

@@ -1,6 +1,7 @@
 // The aggregate-rule evaluator: one round evaluates every enabled aggregate rule at time t over [t − window, t),
 // one signal query per project, under a Postgres advisory lock so that one instance evaluates at a time.
 import type { Logger } from 'pino';
+import { mapLimited, runEvery } from '../background';
 import type { Clock } from '../clock';
 import type { PostgresStore, Sql } from '../db/postgres';
 import { scopeKey, type SignalReadings, type SignalScope } from '../reports/signals';
@@ -36,20 +37,6 @@ export interface EvaluatorDependencies {
 }
 
 const errorMessage = (error: unknown): string => String((error as Error)?.message ?? error).split('\n')[0].slice(0, 1000);
-
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
 
 const scopeOf = (rule: AlertRuleRow): SignalScope => ({ agentName: rule.agent_name, windowSeconds: rule.window_seconds });
 
@@ -179,41 +166,17 @@ export function alertEvaluator({ pg, signals, log, concurrency = 4 }: EvaluatorD
 
 export type AlertEvaluator = ReturnType<typeof alertEvaluator>;
 
-/**
- * Evaluates a round now and then every `intervalSeconds` with the given clock (rounds never overlap).
- * The timer does not keep the process alive. Returns a function that stops it (and waits for a round in progress).
- */
+/** Evaluates a round now and then every `intervalSeconds` with the given clock; returns the stop function. */
 export function startAlertEvaluator(options: {
   evaluator: Pick<AlertEvaluator, 'evaluateRound'>;
   clock: Clock;
   log: Logger;
   intervalSeconds: number;
 }): () => Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  let running: Promise<void> = Promise.resolve();
-
   const round = async () => {
     const started = Date.now();
-    try {
-      const result = await options.evaluator.evaluateRound(options.clock.now());
-      if (!result.skipped) options.log.debug({ ...result, ms: Date.now() - started }, 'alert round evaluated');
-    } catch (error) {
-      options.log.error({ err: error }, 'alert round failed; retrying next interval');
-    }
+    const result = await options.evaluator.evaluateRound(options.clock.now());
+    if (!result.skipped) options.log.debug({ ...result, ms: Date.now() - started }, 'alert round evaluated');
   };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = round().finally(schedule);
-    }, options.intervalSeconds * 1000);
-    timer.unref();
-  };
-  running = round().finally(schedule);
-
-  return async () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    await running;
-  };
+  return runEvery(options.intervalSeconds * 1000, round, (error) => options.log.error({ err: error }, 'alert round failed; retrying next interval'));
 }

@@ -1,5 +1,6 @@
 // Marks runs still running RUN_ABANDON_AFTER after their start as `abandoned`, by writing their finished row.
 import type { Logger } from 'pino';
+import { runEvery } from '../background';
 import type { Clock } from '../clock';
 import type { ClickHouseStore } from '../db/clickhouse';
 import { toClickHouseTime, toRun, type LiveRunRow, type Run } from '../runs/model';
@@ -29,18 +30,11 @@ export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abando
   return { runs: rows.map(toRun), live: stale };
 }
 
-/** Runs a pass now and then every interval; returns a function that stops it. */
-export function startAbandonJob(options: { pass: () => Promise<Run[]>; log: Logger; intervalSeconds: number }): () => void {
+/** Runs a pass now and then every interval; returns the stop function. */
+export function startAbandonJob(options: { pass: () => Promise<Run[]>; log: Logger; intervalSeconds: number }): () => Promise<void> {
   const pass = async () => {
-    try {
-      const runs = await options.pass();
-      if (runs.length > 0) options.log.info({ count: runs.length }, 'runs marked abandoned');
-    } catch (error) {
-      options.log.warn({ err: error }, 'abandon pass failed; retrying next interval');
-    }
+    const runs = await options.pass();
+    if (runs.length > 0) options.log.info({ count: runs.length }, 'runs marked abandoned');
   };
-  void pass();
-  const timer = setInterval(() => void pass(), options.intervalSeconds * 1000);
-  timer.unref();
-  return () => clearInterval(timer);
+  return runEvery(options.intervalSeconds * 1000, pass, (error) => options.log.warn({ err: error }, 'abandon pass failed; retrying next interval'));
 }

@@ -1,5 +1,6 @@
 // The delivery worker: claims due notifications from alert_deliveries, sends each, and records the outcome on its row.
 import type { Logger } from 'pino';
+import { mapLimited, runEvery } from '../../background';
 import type { Clock } from '../../clock';
 import type { Config } from '../../config';
 import type { Sql } from '../../db/postgres';
@@ -56,14 +57,6 @@ export interface Notifier {
   deliverDue(now: Date, scope?: DeliveryScope): Promise<DeliveryReport>;
   /** Runs deliverDue on the clock every `intervalMs` (the timer does not keep the process alive); the returned function stops it and waits for a pass in progress. */
   startNotifier(options: { intervalMs: number }): () => Promise<void>;
-}
-
-async function forEachWithConcurrency<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await work(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
 const isHttpUrl = (url: string): boolean => {
@@ -167,7 +160,7 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
     // Oldest event first (RETURNING has no order): of two messages to one Slack URL the older goes, the newer is paced.
     const createdAt = (delivery: ClaimedDelivery) => new Date(eventsById.get(delivery.event_id)?.created_at ?? 0).getTime();
     claimed.sort((a, b) => createdAt(a) - createdAt(b) || (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
-    await forEachWithConcurrency(claimed, CONCURRENCY, async (delivery) => {
+    await mapLimited(claimed, CONCURRENCY, async (delivery) => {
       try {
         await deliverOne(delivery, rulesById.get(delivery.rule_id), eventsById.get(delivery.event_id), now, report);
       } catch (error) {
@@ -187,19 +180,7 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
   }
 
   function startNotifier({ intervalMs }: { intervalMs: number }): () => Promise<void> {
-    let pass: Promise<void> | null = null;
-    const tick = () => {
-      if (pass) return; // the previous pass is still sending
-      pass = deliverDue(clock.now())
-        .then(() => undefined, (error) => log.warn({ err: error }, 'notification pass failed; retrying next interval'))
-        .finally(() => { pass = null; });
-    };
-    const timer = setInterval(tick, intervalMs);
-    timer.unref();
-    return async () => {
-      clearInterval(timer);
-      await pass;
-    };
+    return runEvery(intervalMs, () => deliverDue(clock.now()), (error) => log.warn({ err: error }, 'notification pass failed; retrying next interval'));
   }
 
   return { deliverDue, startNotifier };
