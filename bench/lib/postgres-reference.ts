@@ -42,17 +42,20 @@ const WINDOW_RUNS = `
 const ratio = (part: string, whole: string) => `CASE WHEN ${whole} = 0 THEN 0 ELSE ${part}::float8 / ${whole} END`;
 const FINISHED = 'count(*) FILTER (WHERE finished)';
 
+/** The measures health reports, which the summary reports too. */
+const HEALTH_MEASURES = `count(*) AS total_runs,
+  count(*) FILTER (WHERE completed) AS completed_runs,
+  ${ratio('count(*) FILTER (WHERE completed)', FINISHED)} AS completion_rate,
+  count(*) FILTER (WHERE loop_detected) AS loop_runs,
+  ${ratio('count(*) FILTER (WHERE loop_detected)', 'count(*)')} AS loop_rate,
+  coalesce(avg(total_cost_usd) FILTER (WHERE finished), 0) AS avg_cost_usd,
+  coalesce(avg(total_tokens) FILTER (WHERE finished), 0) AS avg_tokens`;
+
 export const PG_SUMMARY = `
   WITH window_runs AS NOT MATERIALIZED (${WINDOW_RUNS}),
   measures AS (
     SELECT timestamp >= $3 AS is_current,
-           count(*) AS total_runs,
-           count(*) FILTER (WHERE completed) AS completed_runs,
-           ${ratio('count(*) FILTER (WHERE completed)', FINISHED)} AS completion_rate,
-           count(*) FILTER (WHERE loop_detected) AS loop_runs,
-           ${ratio('count(*) FILTER (WHERE loop_detected)', 'count(*)')} AS loop_rate,
-           coalesce(avg(total_cost_usd) FILTER (WHERE finished), 0) AS avg_cost_usd,
-           coalesce(avg(total_tokens) FILTER (WHERE finished), 0) AS avg_tokens,
+           ${HEALTH_MEASURES},
            coalesce(percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE finished), ARRAY[0, 0, 0]) AS durations,
            sum(total_steps) AS total_steps,
            sum(tool_calls) AS total_tool_calls,
@@ -66,13 +69,7 @@ export const PG_SUMMARY = `
 export const PG_HEALTH = `
   WITH window_runs AS NOT MATERIALIZED (${WINDOW_RUNS})
   SELECT agent_name, timestamp >= $3 AS is_current,
-         count(*) AS total_runs,
-         count(*) FILTER (WHERE completed) AS completed_runs,
-         ${ratio('count(*) FILTER (WHERE completed)', FINISHED)} AS completion_rate,
-         count(*) FILTER (WHERE loop_detected) AS loop_runs,
-         ${ratio('count(*) FILTER (WHERE loop_detected)', 'count(*)')} AS loop_rate,
-         coalesce(avg(total_cost_usd) FILTER (WHERE finished), 0) AS avg_cost_usd,
-         coalesce(avg(total_tokens) FILTER (WHERE finished), 0) AS avg_tokens
+         ${HEALTH_MEASURES}
   FROM window_runs GROUP BY 1, 2`;
 
 export async function connectReference(url: string): Promise<pg.Client> {
