@@ -2,8 +2,8 @@
 import type { Logger } from 'pino';
 import { runEvery } from '../background';
 import type { Clock } from '../clock';
-import type { ClickHouseStore } from '../db/clickhouse';
-import { toClickHouseTime, toRun, type LiveRunRow, type Run } from '../runs/model';
+import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
+import { toRun, type LiveRunRow, type Run } from '../runs/model';
 import { finishedRowOf, pickTotals } from './derive';
 
 const BATCH = 10_000;

@@ -1,7 +1,7 @@
 // Derives what a run carries from its steps: totals, tool use and loops; and turns inputs into stored rows.
-import { fromClickHouseTime } from '../db/clickhouse';
+import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import {
-  DEFAULT_TERMINATION_REASON, toClickHouseTime,
+  DEFAULT_TERMINATION_REASON,
   type FinishedRunRow, type LiveRunRow, type RunTotals, type Step, type StepRow,
 } from '../runs/model';
 import { detectLoop, type LoopThresholds } from './loops';

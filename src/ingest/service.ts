@@ -1,13 +1,10 @@
 // Ingest: authenticate (done by the route), validate, derive (duration, totals, loops), write — durably, via group commit.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import type { ClickHouseStore } from '../db/clickhouse';
+import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { AppError, conflict, invalidFields, notFound, validationError } from '../http/errors';
 import { uuidv7 } from '../ids';
-import {
-  toClickHouseTime, toRun,
-  type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, type StepRow,
-} from '../runs/model';
+import { toRun, type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, type StepRow } from '../runs/model';
 import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
 import { abandonStaleRuns } from './abandon';
 import { Batcher, tableWriter } from './batcher';

@@ -1,6 +1,6 @@
 // The run and step model: API shapes (zod), ClickHouse rows, and the mapping between them.
 import { z } from 'zod';
-import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
+import { fromClickHouseTime } from '../db/clickhouse';
 import { timestampOut, uuid } from '../http/schemas';
 
 export const FINISHED_STATUSES = ['completed', 'failed', 'cancelled', 'timed_out'] as const;
@@ -154,5 +154,3 @@ export function toStep(row: StepRow): Step {
     error: row.error,
   };
 }
-
-export { toClickHouseTime };
