@@ -1,7 +1,10 @@
 // SQL of the report endpoints: summary, health and the run list. Values are always bound parameters; the only
 // variable SQL text is picked from fixed, allow-listed fragments (measures, filters).
-import { selectMeasures, type Measure } from './signals';
-import { WINDOW, inWindow, liveNotFinished, runsOfWindow, timeParam, type WindowBounds } from './window-runs';
+import { OUTSIDE_WHOLE_HOURS, ROLLUP_ROWS } from './rollups';
+import {
+  combinePartials, partialsOf, selectMeasures, selectPartials, type Measure, type RollupPartial,
+} from './signals';
+import { WINDOW, finishedRunsOfWindow, inWindow, liveNotFinished, runsOfWindow, timeParam } from './window-runs';
 
 export const SUMMARY_MEASURES = [
   'total_runs', 'completed_runs', 'completion_rate', 'loop_runs', 'loop_rate', 'avg_cost_usd', 'avg_tokens',
@@ -14,38 +17,61 @@ export const HEALTH_MEASURES = [
 
 const whereAll = (conditions: readonly string[]) => (conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '');
 
-/** The summary's filters: fixed fragments over the runs of a window, picked by name. */
+/** The summary's filters: fixed fragments over the runs of a window (and the rollup rows), picked by name. */
 export const SUMMARY_FILTERS = { agent_name: 'run_agent = {agent_name:String}' } as const;
 export type SummaryFilter = keyof typeof SUMMARY_FILTERS;
 
+// The report queries read [window_start, window_end) — the previous and the current window — and tell the two
+// apart by current_start.
+const IS_CURRENT = `run_timestamp >= ${timeParam('current_start')}`;
+
 /**
- * Both windows in one scan: the runs of [previous start, current end), each told apart by its start time.
- * Parameters: project_id, window_start (the previous window's start), current_start, window_end.
+ * The partials of the measures per group (`keys`: name → expression over run_timestamp and run_agent), over
+ * both windows: the rollup rows of their whole hours, plus the raw rows of the rest (the partial hours at the
+ * edges, and the running runs), put together per group. The duration percentiles are not among them.
  */
-export const selectSummary = (filters: readonly SummaryFilter[]) => `
-  SELECT run_timestamp >= ${timeParam('current_start')} AS is_current,
-    ${selectMeasures(SUMMARY_MEASURES)}
-  FROM (${runsOfWindow()})
-  ${whereAll(filters.map((filter) => SUMMARY_FILTERS[filter]))}
-  GROUP BY is_current`;
-
-const CURRENT: WindowBounds = { start: timeParam('current_start'), end: timeParam('window_end') };
-const PREVIOUS: WindowBounds = { start: timeParam('window_start'), end: timeParam('current_start') };
+function selectGroupPartials(keys: Record<string, string>, measures: readonly Measure[], where: string) {
+  const partials = partialsOf(measures).filter((partial): partial is RollupPartial => partial !== 'durations');
+  const names = Object.keys(keys).join(', ');
+  const keyColumns = Object.entries(keys).map(([name, expression]) => `${expression} AS ${name}`).join(', ');
+  return `
+    SELECT ${names}, ${combinePartials(partials)}
+    FROM (
+      SELECT ${keyColumns}, ${selectPartials(partials, 'rollup')}
+      FROM (${ROLLUP_ROWS}) ${where}
+      GROUP BY ${names}
+      UNION ALL
+      SELECT ${keyColumns}, ${selectPartials(partials, 'raw')}
+      FROM (${runsOfWindow(WINDOW, OUTSIDE_WHOLE_HOURS)}) ${where}
+      GROUP BY ${names})
+    GROUP BY ${names}`;
+}
 
 /**
- * Per agent: every health measure over the current window, and only the number of runs of the previous one
- * (so that window reads two columns, not seven). Rows of the previous window carry their count as
- * total_runs and zeros elsewhere; the service puts them together. Same parameters as the summary.
+ * Both windows in one query: the partials from rollups and raw rows, joined with the exact duration
+ * percentiles, which need every finished run's duration (only two columns of them are read).
+ * Parameters: project_id, window_start (the previous window's start), current_start, window_end, and the
+ * whole hours of both windows (rollups.ts).
+ */
+export const selectSummary = (filters: readonly SummaryFilter[]) => {
+  const where = whereAll(filters.map((filter) => SUMMARY_FILTERS[filter]));
+  return `
+  SELECT is_current, ${selectMeasures(SUMMARY_MEASURES)}
+  FROM (${selectGroupPartials({ is_current: IS_CURRENT }, SUMMARY_MEASURES, where)}) AS partials
+  LEFT JOIN (
+    SELECT ${IS_CURRENT} AS is_current, ${selectPartials(['durations'], 'raw')}
+    FROM (${finishedRunsOfWindow()}) ${where}
+    GROUP BY is_current
+  ) AS durations USING is_current`;
+};
+
+/**
+ * Per agent and window, every health measure; the service keeps the previous window's total_runs only. Same
+ * parameters as the summary.
  */
 export const SELECT_HEALTH = `
-  SELECT run_agent AS agent_name, true AS is_current,
-    ${selectMeasures(HEALTH_MEASURES)}
-  FROM (${runsOfWindow(CURRENT)})
-  GROUP BY agent_name
-  UNION ALL
-  SELECT run_agent, false, ${selectMeasures(['total_runs'])}, ${HEALTH_MEASURES.filter((m) => m !== 'total_runs').map(() => '0').join(', ')}
-  FROM (${runsOfWindow(PREVIOUS)})
-  GROUP BY run_agent`;
+  SELECT agent_name, is_current, ${selectMeasures(HEALTH_MEASURES)}
+  FROM (${selectGroupPartials({ is_current: IS_CURRENT, agent_name: 'run_agent' }, HEALTH_MEASURES, '')})`;
 
 /**
  * The run list's filters, one fixed fragment per table: live rows are all `running`, so a status filter

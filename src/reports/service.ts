@@ -4,6 +4,7 @@ import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/
 import { AppError } from '../http/errors';
 import { toRun, type FinishedRunRow, type LiveRunRow, type Run, type RunStatus } from '../runs/model';
 import * as q from './queries';
+import { wholeHourParams } from './rollups';
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 30;
@@ -55,6 +56,7 @@ const windowParams = (projectId: string, windows: ReportWindows) => ({
   window_start: toClickHouseTime(windows.previous.from),
   window_end: toClickHouseTime(windows.current.to),
   current_start: toClickHouseTime(windows.current.from),
+  ...wholeHourParams(windows.previous, windows.current),
 });
 
 function emptyEntry<K extends string>(fields: readonly K[]): Record<K, number> {

@@ -1,53 +1,104 @@
-// The signal definitions, as SQL: one allow-list of fixed aggregate fragments shared by the reports and the alerts.
+// The signal definitions, as SQL: one allow-list of fixed fragments shared by the reports and the alerts.
 //
 // Contract section 5. "Runs" are the runs of a window (window-runs.ts); "finished" are those not running.
 // Rates are 0 when their denominator is 0; means and percentiles are over finished runs and 0 when none has
-// finished. Every fragment is self-contained (it repeats the aggregates it needs; ClickHouse computes an
-// aggregate that appears several times once), so any subset of them can be selected together.
+// finished. A measure is an expression over partial aggregates (counts, exact sums, sets), which the reports
+// gather from hourly rollups and raw rows and the alert reader from raw rows alone: since the partials are
+// exact, both paths give the same value to the last bit.
 import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import { runsOfWindow } from './window-runs';
 
-const RUNS = 'count()';
-const FINISHED = 'countIf(run_finished)';
-const COMPLETED = 'countIf(run_completed)';
-const LOOPS = 'countIf(run_loop)';
-const overFinished = (expression: string) => `if(${FINISHED} = 0, 0, ${expression})`;
+/**
+ * Partial aggregates: counts, sums and sets of name hashes, which add up across any split of the runs. Each
+ * has a raw form, over the rows of `runsOfWindow` (window-runs.ts), and a rollup form, over the hourly rows of
+ * `runs_hourly` (rollups.ts, which name their hour and agent like a run: run_timestamp, run_agent). The
+ * rollup table's materialized view computes the same expressions (schema/clickhouse/0002_run_rollups.sql).
+ */
+interface PartialDefinition {
+  raw: string;
+  /** Absent for the duration percentiles: exact percentiles need every value, they cannot be rolled up. */
+  rollup?: string;
+  /** How the parts of one group, from rollups and raw rows, are put together. */
+  combine?: 'sum' | 'groupUniqArrayArray';
+}
+
 // Costs are summed as decimals (exact to 1e-12 dollar), so the sum does not depend on the order rows are added
 // in: a preview and the summary group the same runs differently and must still agree to the last bit. A run
 // cost is capped at 10^14 dollars so that no input, however absurd, can overflow the sum.
-const FINISHED_COST = 'toFloat64(sumIf(toDecimal128(least(run_cost, 1e14), 12), run_finished))';
+const RUN_COST = 'toDecimal128(least(run_cost, 1e14), 12)';
 // Distinct names are counted by their 64-bit CityHash: on LowCardinality columns the hash is computed once per
 // dictionary entry, and a set of integers is several times cheaper than one of strings (uniqExact hashes strings
 // too, with SipHash-128). Two names of a project colliding would take billions of distinct names.
 const NAME_HASH = (name: string) => `cityHash64(${name})`;
-// quantileExactInclusive interpolates linearly between closest ranks (numpy's default, percentile_cont).
-const DURATION_PERCENTILES = 'quantilesExactInclusiveIf(0.5, 0.95, 0.99)(run_duration_ms, run_finished)';
 
-/** Every measure a report or a signal can select, each a fixed SQL aggregate over the runs of a window. */
+export const PARTIALS = {
+  runs: { raw: 'count()', rollup: 'sum(runs)', combine: 'sum' },
+  // Rollups hold finished runs only: the running ones are always read raw, from live_runs.
+  finished: { raw: 'countIf(run_finished)', rollup: 'sum(runs)', combine: 'sum' },
+  completed: { raw: 'countIf(run_completed)', rollup: 'sum(completed_runs)', combine: 'sum' },
+  loops: { raw: 'countIf(run_loop)', rollup: 'sum(loop_runs)', combine: 'sum' },
+  cost: { raw: `sumIf(${RUN_COST}, run_finished)`, rollup: 'sum(cost_usd)', combine: 'sum' },
+  tokens: { raw: 'sumIf(run_tokens, run_finished)', rollup: 'sum(tokens)', combine: 'sum' },
+  steps: { raw: 'sum(run_steps)', rollup: 'sum(steps)', combine: 'sum' },
+  tool_calls: { raw: 'sum(run_tool_calls)', rollup: 'sum(tool_calls)', combine: 'sum' },
+  agent_hashes: { raw: `groupUniqArray(${NAME_HASH('run_agent')})`, rollup: `groupUniqArray(${NAME_HASH('run_agent')})`, combine: 'groupUniqArrayArray' },
+  tool_hashes: {
+    raw: `groupUniqArrayArray(arrayMap(tool -> ${NAME_HASH('tool')}, run_tool_names))`,
+    rollup: 'groupUniqArrayArray(tool_hashes)',
+    combine: 'groupUniqArrayArray',
+  },
+  // quantileExactInclusive interpolates linearly between closest ranks (numpy's default, percentile_cont).
+  durations: { raw: 'quantilesExactInclusiveIf(0.5, 0.95, 0.99)(run_duration_ms, run_finished)' },
+} as const satisfies Record<string, PartialDefinition>;
+export type PartialAggregate = keyof typeof PARTIALS;
+export type RollupPartial = { [P in PartialAggregate]: (typeof PARTIALS)[P] extends { rollup: string } ? P : never }[PartialAggregate];
+
+/** A partial's column name in the queries: `p_<name>`. */
+const column = (partial: PartialAggregate) => `p_${partial}`;
+
+/** `fragment AS p_name, …`: the partials of one source (raw rows or rollup rows). */
+export const selectPartials = (partials: readonly PartialAggregate[], source: 'raw' | 'rollup'): string =>
+  partials.map((partial) => `${(PARTIALS[partial] as PartialDefinition)[source]} AS ${column(partial)}`).join(',\n    ');
+
+/** `sum(p_runs) AS p_runs, …`: the parts of one group put together. */
+export const combinePartials = (partials: readonly RollupPartial[]): string =>
+  partials.map((partial) => `${PARTIALS[partial].combine}(${column(partial)}) AS ${column(partial)}`).join(',\n    ');
+
+interface MeasureDefinition {
+  sql: string;
+  uses: readonly PartialAggregate[];
+}
+const measure = (sql: string, ...uses: PartialAggregate[]): MeasureDefinition => ({ sql, uses });
+const overFinished = (expression: string, ...uses: PartialAggregate[]) => measure(`if(p_finished = 0, 0, ${expression})`, 'finished', ...uses);
+
+/** Every measure a report or a signal can select: a fixed SQL expression over the partials of a group. */
 export const MEASURES = {
-  total_runs: RUNS,
-  finished_runs: FINISHED,
-  completed_runs: COMPLETED,
-  loop_runs: LOOPS,
-  completion_rate: overFinished(`${COMPLETED} / ${FINISHED}`),
-  failure_rate: overFinished(`(${FINISHED} - ${COMPLETED}) / ${FINISHED}`),
-  loop_rate: `if(${RUNS} = 0, 0, ${LOOPS} / ${RUNS})`,
-  total_cost_usd: FINISHED_COST,
-  avg_cost_usd: overFinished(`${FINISHED_COST} / ${FINISHED}`),
-  avg_tokens: overFinished(`sumIf(run_tokens, run_finished) / ${FINISHED}`),
-  duration_p50_ms: overFinished(`${DURATION_PERCENTILES}[1]`),
-  duration_p95_ms: overFinished(`${DURATION_PERCENTILES}[2]`),
-  duration_p99_ms: overFinished(`${DURATION_PERCENTILES}[3]`),
-  total_steps: 'sum(run_steps)',
-  total_tool_calls: 'sum(run_tool_calls)',
-  unique_agents: `uniqExact(${NAME_HASH('run_agent')})`,
-  unique_tools: `uniqExactArray(arrayMap(tool -> ${NAME_HASH('tool')}, run_tool_names))`,
-} as const;
+  total_runs: measure('p_runs', 'runs'),
+  finished_runs: measure('p_finished', 'finished'),
+  completed_runs: measure('p_completed', 'completed'),
+  loop_runs: measure('p_loops', 'loops'),
+  completion_rate: overFinished('p_completed / p_finished', 'completed'),
+  failure_rate: overFinished('(p_finished - p_completed) / p_finished', 'completed'),
+  loop_rate: measure('if(p_runs = 0, 0, p_loops / p_runs)', 'runs', 'loops'),
+  total_cost_usd: measure('toFloat64(p_cost)', 'cost'),
+  avg_cost_usd: overFinished('toFloat64(p_cost) / p_finished', 'cost'),
+  avg_tokens: overFinished('p_tokens / p_finished', 'tokens'),
+  duration_p50_ms: overFinished('p_durations[1]', 'durations'),
+  duration_p95_ms: overFinished('p_durations[2]', 'durations'),
+  duration_p99_ms: overFinished('p_durations[3]', 'durations'),
+  total_steps: measure('p_steps', 'steps'),
+  total_tool_calls: measure('p_tool_calls', 'tool_calls'),
+  unique_agents: measure('length(p_agent_hashes)', 'agent_hashes'),
+  unique_tools: measure('length(p_tool_hashes)', 'tool_hashes'),
+} as const satisfies Record<string, MeasureDefinition>;
 export type Measure = keyof typeof MEASURES;
 
-/** `fragment AS name, …` for a SELECT list; only allow-listed names reach the SQL text. */
+/** The partials the measures are computed from. */
+export const partialsOf = (measures: readonly Measure[]): PartialAggregate[] => [...new Set(measures.flatMap((name) => MEASURES[name].uses))];
+
+/** `expression AS name, …` for a SELECT list over partials; only allow-listed names reach the SQL text. */
 export const selectMeasures = (measures: readonly Measure[]): string =>
-  measures.map((measure) => `${MEASURES[measure]} AS ${measure}`).join(',\n    ');
+  measures.map((name) => `${MEASURES[name].sql} AS ${name}`).join(',\n    ');
 
 export const AGGREGATE_SIGNALS = [
   'total_runs', 'completion_rate', 'failure_rate', 'loop_rate', 'avg_cost_usd', 'total_cost_usd', 'avg_tokens',
@@ -108,14 +159,16 @@ const SCOPE_GROUPINGS = {
 } as const;
 
 const selectScopedSignals = (grouping: keyof typeof SCOPE_GROUPINGS) => `
-  SELECT window_index, ${SCOPE_GROUPINGS[grouping].allAgents} AS all_agents, ${grouping === 'all' ? "''" : 'run_agent'} AS agent_name,
-    ${selectMeasures(READING_MEASURES)}
-  FROM (${runsOfWindow()})
-  ARRAY JOIN arrayFilter(
-    i -> run_timestamp >= {window_starts:Array(DateTime64(3, 'UTC'))}[i],
-    range(1, length({window_starts:Array(DateTime64(3, 'UTC'))}) + 1)) AS window_index
-  ${SCOPE_GROUPINGS[grouping].where}
-  ${SCOPE_GROUPINGS[grouping].groupBy}`;
+  SELECT window_index, all_agents, agent_name, ${selectMeasures(READING_MEASURES)}
+  FROM (
+    SELECT window_index, ${SCOPE_GROUPINGS[grouping].allAgents} AS all_agents, ${grouping === 'all' ? "''" : 'run_agent'} AS agent_name,
+      ${selectPartials(partialsOf(READING_MEASURES), 'raw')}
+    FROM (${runsOfWindow()})
+    ARRAY JOIN arrayFilter(
+      i -> run_timestamp >= {window_starts:Array(DateTime64(3, 'UTC'))}[i],
+      range(1, length({window_starts:Array(DateTime64(3, 'UTC'))}) + 1)) AS window_index
+    ${SCOPE_GROUPINGS[grouping].where}
+    ${SCOPE_GROUPINGS[grouping].groupBy})`;
 
 type ScopedRow = MeasureRow & { window_index: number; all_agents: number | boolean; agent_name: string };
 

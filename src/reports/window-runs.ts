@@ -34,19 +34,26 @@ export const liveNotFinished = (window: WindowBounds = WINDOW) => `${inWindow(wi
         AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE ${inWindow(window)}))`;
 
 /**
- * One row per run of the window, with the columns signals read. Columns are renamed `run_*` so that
+ * The finished runs of the window, with the columns signals read. Columns are renamed `run_*` so that
  * aggregates can be aliased with the report's field names (`total_steps`, …) without shadowing a column.
  * `run_finished` and `run_completed` are computed per side (a constant, or a comparison ClickHouse evaluates
  * once per LowCardinality dictionary entry), so aggregates never compare status strings row by row. Unused
- * columns are pruned, so a query reads only what its aggregates need.
+ * columns are pruned, so a query reads only what its aggregates need. `also` narrows the rows further (a
+ * fixed fragment over the columns of `runs`).
  */
-export const runsOfWindow = (window: WindowBounds = WINDOW) => `
+export const finishedRunsOfWindow = (window: WindowBounds = WINDOW, also?: string) => `
   SELECT timestamp AS run_timestamp, agent_name AS run_agent, status AS run_status, true AS run_finished,
          status = 'completed' AS run_completed, loop_detected AS run_loop, total_cost_usd AS run_cost,
          total_tokens AS run_tokens, duration_ms AS run_duration_ms, total_steps AS run_steps,
          tool_calls AS run_tool_calls, tool_names AS run_tool_names
   FROM runs
-  WHERE ${inWindow(window)}
+  WHERE ${inWindow(window)}${also ? ` AND ${also}` : ''}`;
+
+/**
+ * One row per run of the window: the finished runs (only those matching `finishedAlso`, when given) and the
+ * running ones, with the same columns.
+ */
+export const runsOfWindow = (window: WindowBounds = WINDOW, finishedAlso?: string) => `${finishedRunsOfWindow(window, finishedAlso)}
   UNION ALL
   SELECT timestamp, agent_name, toLowCardinality('running'), false,
          false, loop_detected, total_cost_usd,

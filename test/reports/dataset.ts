@@ -143,6 +143,10 @@ export function buildDataset(now: Date): RunSpec[] {
   add('planner', T - DAY, 'completed', { via: 'batch' });
   add('reviewer', T - 1, 'completed', { via: 'stream', durationMs: 1 });
   add('planner', T, 'completed', { via: 'batch' });
+  // Whole hours come from the hourly rollups, the rest from raw rows: a run exactly on an hour, and one just before.
+  const wholeHour = Math.floor(T / HOUR) * HOUR - 6 * HOUR;
+  add('reviewer', wholeHour, 'completed', { stepCount: 5 });
+  add('reviewer', wholeHour - 1, 'failed', { stepCount: 2 });
   // Running runs of the last minutes (one already looping, one without steps) and one left to be abandoned.
   add('planner', T - 10 * MINUTE, 'running', { stepCount: 7, loop: true });
   add('planner', T - 30 * MINUTE, 'running', { stepCount: 3 });

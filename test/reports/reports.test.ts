@@ -3,7 +3,7 @@ import { AGGREGATE_SIGNALS, scopeKey, signalReader, type SignalScope } from '../
 import { startTestApp, type TestApp } from '../support/app';
 import { bearer, setUpProject } from '../support/fixtures';
 import {
-  DAY, HOUR, approximately, buildDataset, byListOrder, expectedHealth, expectedRun, expectedSignals, expectedSummary,
+  DAY, HOUR, MINUTE, approximately, buildDataset, byListOrder, expectedHealth, expectedRun, expectedSignals, expectedSummary,
   inWindow, loadDataset, type RunSpec,
 } from './dataset';
 
@@ -81,6 +81,29 @@ describe('GET /projects/:projectID/agent/summary', () => {
     expect(expected.total_runs).toBe(3);
     expect(expected.completion_rate).toBe(0);
     expect(res.body.current).toEqual(approximately(expected));
+  });
+});
+
+describe('windows on and off whole hours (rollups for whole hours, raw rows for the rest)', () => {
+  const onHour = (ms: number) => Math.floor(ms / HOUR) * HOUR;
+  const windows: [string, () => [number, number]][] = [
+    ['from and to on whole hours, a run exactly at from', () => [onHour(now.getTime()) - 6 * HOUR, onHour(now.getTime())]],
+    ['a window across one hour boundary, no whole hour', () => [onHour(now.getTime()) - 6 * HOUR - 20 * MINUTE, onHour(now.getTime()) - 6 * HOUR + 20 * MINUTE]],
+    ['from on an hour, to within the next', () => [onHour(now.getTime()) - 6 * HOUR, onHour(now.getTime()) - 5 * HOUR + 1]],
+    ['one whole hour and a few milliseconds', () => [onHour(now.getTime()) - 6 * HOUR - 1, onHour(now.getTime()) - 5 * HOUR + 1]],
+  ];
+  it.each(windows)('%s: summary and health', async (_label, bounds) => {
+    const [start, end] = bounds().map((ms) => new Date(ms));
+    const previousStart = new Date(2 * start.getTime() - end.getTime());
+    const query = { from: iso(start), to: iso(end) };
+    const summary = await get(`/projects/${projectId}/agent/summary`, query).expect(200);
+    expect(summary.body).toEqual({
+      current: approximately(expectedSummary(inWindow(runs, start, end))),
+      previous: approximately(expectedSummary(inWindow(runs, previousStart, start))),
+    });
+    expect(summary.body.current.total_runs + summary.body.previous.total_runs).toBeGreaterThan(0);
+    const health = await get(`/projects/${projectId}/agent/health`, query).expect(200);
+    expect(health.body).toEqual(approximately(expectedHealth(runs, start, end)));
   });
 });
 

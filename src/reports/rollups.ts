@@ -1,0 +1,46 @@
+// Long windows read hourly rollups: the whole hours of a report's windows come from `runs_hourly` (one row per
+// agent and hour, schema/clickhouse/0002_run_rollups.sql), and only the partial hours at their edges, the
+// running runs and the exact percentiles from raw rows. Values always travel as bound parameters.
+import { toClickHouseTime } from '../db/clickhouse';
+import type { TimeRange } from './service';
+import { timeParam } from './window-runs';
+
+const HOUR_MS = 3_600_000;
+
+/** The whole hours inside a range; an empty range at its end when it holds none. */
+export function wholeHours({ from, to }: TimeRange): TimeRange {
+  const start = Math.ceil(from.getTime() / HOUR_MS) * HOUR_MS;
+  const end = Math.floor(to.getTime() / HOUR_MS) * HOUR_MS;
+  return start < end ? { from: new Date(start), to: new Date(end) } : { from: to, to };
+}
+
+/** The whole hours of a report's previous and current windows, as the parameters of the fragments below. */
+export function wholeHourParams(previous: TimeRange, current: TimeRange) {
+  const [previousHours, currentHours] = [wholeHours(previous), wholeHours(current)];
+  return {
+    previous_hours_start: toClickHouseTime(previousHours.from),
+    previous_hours_end: toClickHouseTime(previousHours.to),
+    current_hours_start: toClickHouseTime(currentHours.from),
+    current_hours_end: toClickHouseTime(currentHours.to),
+  };
+}
+
+const [PREVIOUS_START, PREVIOUS_END, CURRENT_START, CURRENT_END] = [
+  'previous_hours_start', 'previous_hours_end', 'current_hours_start', 'current_hours_end',
+].map(timeParam);
+
+/**
+ * Finished rows outside the whole hours: the partial hours at the windows' edges. The previous window's whole
+ * hours end before the current window's begin, so the rest is three ranges of the primary key.
+ */
+export const OUTSIDE_WHOLE_HOURS = `(timestamp < ${PREVIOUS_START}
+    OR (timestamp >= ${PREVIOUS_END} AND timestamp < ${CURRENT_START})
+    OR timestamp >= ${CURRENT_END})`;
+
+/** The rollup rows of the whole hours, their hour and agent named like a run's (run_timestamp, run_agent). */
+export const ROLLUP_ROWS = `
+  SELECT hour AS run_timestamp, agent_name AS run_agent,
+         runs, completed_runs, loop_runs, cost_usd, tokens, steps, tool_calls, tool_hashes
+  FROM runs_hourly
+  WHERE project_id = {project_id:UUID}
+    AND ((hour >= ${PREVIOUS_START} AND hour < ${PREVIOUS_END}) OR (hour >= ${CURRENT_START} AND hour < ${CURRENT_END}))`;
