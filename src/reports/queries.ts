@@ -87,57 +87,54 @@ export type RunFilter = keyof typeof RUN_FILTERS;
 const andFilters = (filters: readonly RunFilter[], side: 'finished' | 'live') =>
   filters.map((filter) => `\n    AND ${RUN_FILTERS[filter][side]}`).join('');
 
-/** How many runs of the window [window_start, window_end) match. */
+const countFinished = (filters: readonly RunFilter[]) =>
+  `(SELECT count() FROM runs WHERE ${inWindow()}${andFilters(filters, 'finished')})`;
+const selectLive = (filters: readonly RunFilter[]) => `FROM live_runs FINAL WHERE ${liveNotFinished()}${andFilters(filters, 'live')}`;
+
+/** How many runs of the window [window_start, window_end) match (for a page past the last run). */
 export const countRuns = (filters: readonly RunFilter[]) => `
-  SELECT
-    (SELECT count() FROM runs WHERE ${inWindow()}${andFilters(filters, 'finished')})
-    + (SELECT count() FROM live_runs FINAL WHERE ${liveNotFinished()}${andFilters(filters, 'live')}) AS total`;
+  SELECT ${countFinished(filters)} + (SELECT count() ${selectLive(filters)}) AS total`;
 
 // Ids sort by their canonical string form (ClickHouse orders UUID values differently).
 const RUN_ORDER = 'timestamp DESC, run_id DESC';
 
-/**
- * A live run can only be on the page if it is at least as new as the (offset + limit)-th newest finished run
- * (when there are that many): the live side is read, and anti-joined, from there on — for the first pages,
- * the last seconds — instead of over the whole window.
- */
-const pageFloor = (filters: readonly RunFilter[]) => `greatest(${WINDOW.start}, (
-      SELECT if(count() < {page_end:UInt64}, ${WINDOW.start}, min(timestamp)) FROM (
-        SELECT timestamp FROM runs WHERE ${inWindow()}${andFilters(filters, 'finished')}
-        ORDER BY timestamp DESC LIMIT {page_end:UInt64})))`;
+const RUN_TOTALS = 'loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names';
+// Running runs come to a page whole from phase one, which reads them anyway (they are few); finished runs
+// come as keys, with empty values in these columns, and their rows in phase two.
+const LIVE_COLUMNS = `project_id, version, agent_name, input, metadata, ${RUN_TOTALS}`;
+const NO_LIVE_COLUMNS = "project_id, 0, '', '', [], false, NULL, 0, 0, 0, 0, []";
 
 /**
- * Phase one of a page: the keys of the runs at [offset, offset + limit), newest first. Each side is read in
- * primary-key order and stops after offset + limit rows; the two short lists are then merged. Read-in-order
- * buffering is off: with a LIMIT it reads far ahead of the few granules a page needs.
+ * Phase one of a page, in one statement: the runs at [offset, offset + limit), newest first, each with the
+ * number of runs that match in all. The finished side is read in primary-key order and stops after
+ * offset + limit keys (WITH TIES keeps every run sharing the last start time, which the ids then order). The
+ * live side, the running runs, is read and anti-joined once: a window function counts its rows before the
+ * LIMIT, and the outer one carries that count to every row of the page. Read-in-order buffering is off: with a
+ * LIMIT it reads far ahead of the few granules a page needs.
  */
 export const selectPageKeys = (filters: readonly RunFilter[]) => `
-  SELECT timestamp, run_id AS id, live FROM (
-    SELECT timestamp, toString(id) AS run_id, false AS live FROM runs
-    WHERE ${inWindow()}${andFilters(filters, 'finished')}
+  SELECT timestamp, run_id AS id, live, ${countFinished(filters)} + max(live_total) OVER () AS total, ${LIVE_COLUMNS}
+  FROM (
+    SELECT timestamp, toString(id) AS run_id, true AS live, count() OVER () AS live_total, ${LIVE_COLUMNS}
+    ${selectLive(filters)}
     ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
     UNION ALL
-    SELECT timestamp, toString(id) AS run_id, true AS live FROM live_runs FINAL
-    WHERE ${liveNotFinished({ start: pageFloor(filters), end: WINDOW.end })}${andFilters(filters, 'live')}
-    ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
+    SELECT timestamp, toString(id) AS run_id, false AS live, 0 AS live_total, ${NO_LIVE_COLUMNS} FROM runs
+    WHERE ${inWindow()}${andFilters(filters, 'finished')}
+    ORDER BY timestamp DESC LIMIT {page_end:UInt64} WITH TIES
   )
   ORDER BY ${RUN_ORDER}
   LIMIT {limit:UInt64} OFFSET {offset:UInt64}
   SETTINGS read_in_order_use_buffering = 0`;
 
-const RUN_TOTALS = 'loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names';
 const PAGE_RANGE = `project_id = {project_id:UUID}
     AND timestamp >= {first:DateTime64(3, 'UTC')} AND timestamp <= {last:DateTime64(3, 'UTC')}
     AND id IN {ids:Array(UUID)}`;
 
-/** Phase two: the whole rows of a page's keys, found through the primary key (the page's time range) and ids. */
+/** Phase two: the whole rows of a page's finished runs, found through the primary key (the page's time range) and ids. */
 export const SELECT_PAGE_FINISHED_ROWS = `
   SELECT project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output,
          termination_reason, termination_detail, metadata, ${RUN_TOTALS}
   FROM runs
   WHERE ${PAGE_RANGE}`;
 
-export const SELECT_PAGE_LIVE_ROWS = `
-  SELECT project_id, timestamp, id, version, agent_name, input, metadata, ${RUN_TOTALS}
-  FROM live_runs FINAL
-  WHERE ${PAGE_RANGE}`;

@@ -72,33 +72,28 @@ const isCurrent = (row: { is_current: unknown }) => row.is_current === true || r
 // Agent names sort by their bytes (code points), as ClickHouse and Postgres' C collation would.
 const byCodePoints = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-type PageKey = { timestamp: string; id: string; live: boolean | number };
+/** A row of a page's first phase: a running run whole, or a finished run's key. */
+type PageEntry = LiveRunRow & { live: boolean | number; total: number };
+const isLive = (entry: PageEntry) => entry.live === true || entry.live === 1;
 const keyOf = (row: { timestamp: string; id: string }) => `${row.timestamp}|${row.id}`;
 
 export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLimits) {
   const query = <Row>(name: string, sql: string, params: Record<string, unknown>) => ch.query<Row>({ name, sql, params, limits });
 
-  /** Phase two of a page: the whole rows of its keys, in the keys' order. */
-  async function readPageRows(projectId: string, keys: readonly PageKey[]): Promise<Run[]> {
-    const fetch = async <Row extends { timestamp: string; id: string }>(name: string, sql: string, side: readonly PageKey[]) => {
-      if (side.length === 0) return new Map<string, Row>();
-      const rows = await query<Row>(name, sql, {
-        project_id: projectId,
-        // Keys are newest first.
-        first: side[side.length - 1].timestamp,
-        last: side[0].timestamp,
-        ids: side.map((key) => key.id),
-      });
-      return new Map(rows.map((row) => [keyOf(row), row]));
-    };
-    const isLive = (key: PageKey) => key.live === true || key.live === 1;
-    const [finished, live] = await Promise.all([
-      fetch<FinishedRunRow>('reports.page_finished_rows', q.SELECT_PAGE_FINISHED_ROWS, keys.filter((key) => !isLive(key))),
-      fetch<LiveRunRow>('reports.page_live_rows', q.SELECT_PAGE_LIVE_ROWS, keys.filter(isLive)),
-    ]);
-    return keys.flatMap((key) => {
-      const row = (isLive(key) ? live : finished).get(keyOf(key));
-      // A key whose row vanished between the two phases (a live row just finished, or expired) is skipped.
+  /** Phase two of a page: the whole rows of its finished runs; the page in the first phase's order. */
+  async function readPageRows(projectId: string, entries: readonly PageEntry[]): Promise<Run[]> {
+    const keys = entries.filter((entry) => !isLive(entry));
+    const rows = keys.length === 0 ? [] : await query<FinishedRunRow>('reports.page_finished_rows', q.SELECT_PAGE_FINISHED_ROWS, {
+      project_id: projectId,
+      // Keys are newest first.
+      first: keys[keys.length - 1].timestamp,
+      last: keys[0].timestamp,
+      ids: keys.map((key) => key.id),
+    });
+    const finished = new Map(rows.map((row) => [keyOf(row), row]));
+    return entries.flatMap((entry) => {
+      const row = isLive(entry) ? entry : finished.get(keyOf(entry));
+      // A key whose row is gone by the second phase (its partition dropped by the TTL) is skipped.
       return row ? [toRun(row)] : [];
     });
   }
@@ -142,13 +137,12 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
         window_end: toClickHouseTime(window.to),
         ...Object.fromEntries(used.map((filter) => [filter, filters[filter]])),
       };
-      const [counted, keys] = await Promise.all([
-        query<{ total: number }>('reports.runs_count', q.countRuns(used), params),
-        query<PageKey>('reports.runs_page_keys', q.selectPageKeys(used), {
-          ...params, limit: page.limit, offset: page.offset, page_end: page.offset + page.limit,
-        }),
-      ]);
-      return { runs: await readPageRows(projectId, keys), total: Number(counted[0]?.total ?? 0) };
+      const entries = await query<PageEntry>('reports.runs_page_keys', q.selectPageKeys(used), {
+        ...params, limit: page.limit, offset: page.offset, page_end: page.offset + page.limit,
+      });
+      // Each entry carries the total; a page past the last run has none to carry it.
+      const total = entries.length > 0 ? entries[0].total : (await query<{ total: number }>('reports.runs_count', q.countRuns(used), params))[0].total;
+      return { runs: await readPageRows(projectId, entries), total: Number(total) };
     },
   };
 }

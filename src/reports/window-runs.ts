@@ -22,15 +22,14 @@ export const inWindow = ({ start, end }: WindowBounds = WINDOW) =>
 /**
  * Live rows of the window whose run has no finished row. `live_runs FINAL` leaves out finished runs (their last
  * version is a tombstone), so it holds the running runs, plus a run caught in the instant between its finished
- * row and its tombstone: the anti-join looks those few keys up in `runs` through the primary key, bounded by the
- * oldest of them, and never scans the window. Both sides are in one project, so (timestamp, id) identifies a run.
+ * row and its tombstone: the anti-join looks those few keys up in `runs` through the primary key (the set of
+ * keys itself selects the granules to read; bounding it by the oldest live key as well was slower) and never
+ * scans the window. Both sides are in one project, so (timestamp, id) identifies a run.
  */
 export const liveNotFinished = (window: WindowBounds = WINDOW) => `${inWindow(window)}
     AND (timestamp, id) NOT IN (
       SELECT timestamp, id FROM runs
       WHERE project_id = {project_id:UUID}
-        AND timestamp >= (SELECT ifNull(minOrNull(timestamp), ${window.end}) FROM live_runs FINAL WHERE ${inWindow(window)})
-        AND timestamp < ${window.end}
         AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE ${inWindow(window)}))`;
 
 /**

@@ -1,0 +1,49 @@
+// A run caught between its finished row and its tombstone (the instant between the finish's two writes, or for
+// longer when the tombstone's write failed) is in `runs` and still live: every report counts it once, finished.
+import { toClickHouseTime } from '../../src/db/clickhouse';
+import { signalReader } from '../../src/reports/signals';
+import { startTestApp, type TestApp } from '../support/app';
+import { bearer, setUpProject } from '../support/fixtures';
+import { MINUTE } from './dataset';
+
+let app: TestApp;
+let projectId: string;
+let key: string;
+const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+const iso = (date: Date) => date.toISOString();
+const window = { from: iso(new Date(now.getTime() - 60 * MINUTE)), to: iso(now) };
+const get = (report: string, query: Record<string, string | number> = window) =>
+  app.http.get(`/projects/${projectId}/agent/${report}`).query(query).set(bearer(key)).expect(200);
+
+beforeAll(async () => {
+  app = await startTestApp();
+  app.clock.set(now);
+  ({ project: { id: projectId }, key } = await setUpProject(app));
+  const started = async (minutesAgo: number) =>
+    (await app.http.post('/ingest/agent/runs').set(bearer(key))
+      .send({ agent_name: 'planner', timestamp: iso(new Date(now.getTime() - minutesAgo * MINUTE)) }).expect(201)).body as { id: string; timestamp: string };
+  const [caught] = [await started(30), await started(20)];
+  // The finish's first write only: the finished row, with no tombstone after it.
+  const start = new Date(caught.timestamp);
+  await app.stores.ch.insert('runs', [{
+    project_id: projectId, timestamp: toClickHouseTime(start), id: caught.id, agent_name: 'planner', status: 'completed',
+    finished_at: toClickHouseTime(new Date(start.getTime() + 5000)), duration_ms: 5000, termination_reason: 'completed',
+  }]);
+});
+afterAll(() => app.close());
+
+it('the run list shows it once, finished, and counts it once', async () => {
+  const res = await get('runs');
+  expect(res.headers['x-total-count']).toBe('2');
+  expect(res.body.map((run: { status: string }) => run.status)).toEqual(['running', 'completed']);
+  const running = await get('runs', { ...window, status: 'running' });
+  expect([running.headers['x-total-count'], running.body.length]).toEqual(['1', 1]);
+});
+
+it('summary, health and the alert signals count it once, as finished', async () => {
+  const summary = (await get('summary')).body.current;
+  expect(summary).toMatchObject({ total_runs: 2, completed_runs: 1, completion_rate: 1, duration_p50_ms: 5000 });
+  expect((await get('health')).body).toEqual([expect.objectContaining({ agent_name: 'planner', total_runs: 2, completed_runs: 1 })]);
+  const [readings] = (await signalReader(app.stores.ch, app.config.reportLimits).readSignals(projectId, [{ agentName: null, windowSeconds: 3600 }], now)).values();
+  expect([readings.total_runs, readings.completion_rate]).toEqual([{ value: 2, sampleCount: 2 }, { value: 1, sampleCount: 1 }]);
+});
