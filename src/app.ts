@@ -1,5 +1,5 @@
 // Assembles the HTTP service: plumbing, every capability's routes, the OpenAPI document and error handling.
-import { randomUUID } from 'node:crypto';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import express from 'express';
 import pinoHttp from 'pino-http';
 import type { Logger } from 'pino';
@@ -13,6 +13,8 @@ import type { Stores } from './db/stores';
 import { handleErrors, handleNotFound } from './http/errors';
 import { healthRoutes } from './http/health';
 import { buildOpenApiDocument } from './http/openapi';
+import { leanListener } from './http/lean-server';
+import { assignRequestId, logLevelFor } from './http/request-log';
 import { defineRoute, mountRoutes, type RouteDefinition } from './http/route';
 import { organizationRoutes } from './orgs/routes';
 import { projectRoutes } from './projects/routes';
@@ -33,18 +35,11 @@ export interface AppDependencies {
   jwtSecret: string;
 }
 
-const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
-
 function requestLogger(log: Logger) {
   return pinoHttp({
     logger: log,
-    genReqId: (req, res) => {
-      const sent = req.headers['x-request-id'];
-      const id = typeof sent === 'string' && REQUEST_ID_PATTERN.test(sent) ? sent : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    genReqId: assignRequestId,
+    customLogLevel: (_req, res, error) => logLevelFor(res.statusCode, error !== undefined, 'info'),
     serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }), res: (res) => ({ statusCode: res.statusCode }) },
   });
 }
@@ -54,6 +49,13 @@ function openApiRoute(routes: RouteDefinition[]) {
     method: 'get', path: '/openapi.json', tag: 'Meta', summary: 'This OpenAPI 3.1 document', auth: { kind: 'public' },
     response: z.record(z.string(), z.unknown()),
     handler: async () => buildOpenApiDocument(routes, '0.1.0'),
+  });
+}
+
+/** The service's request listener, which starts its own HTTP server as express's app.listen does. */
+function listenable(listener: RequestListener) {
+  return Object.assign(listener, {
+    listen: (port: number, host?: string, onListening?: () => void): Server => createServer(listener).listen(port, host, onListening),
   });
 }
 
@@ -80,13 +82,16 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   ];
   routes.push(openApiRoute(routes));
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('trust proxy', config.trustProxy);
-  app.use(requestLogger(log));
-  mountRoutes(app, routes, { authenticator, bodyLimitBytes: config.bodyLimitBytes, validateResponses: process.env.NODE_ENV === 'test' });
-  app.use(handleNotFound);
-  app.use(handleErrors);
+  const mountOptions = { authenticator, bodyLimitBytes: config.bodyLimitBytes, validateResponses: process.env.NODE_ENV === 'test' };
+  const expressApp = express();
+  expressApp.disable('x-powered-by');
+  expressApp.set('trust proxy', config.trustProxy);
+  expressApp.use(requestLogger(log));
+  mountRoutes(expressApp, routes, mountOptions);
+  expressApp.use(handleNotFound);
+  expressApp.use(handleErrors);
+  // Routes declared lean (ingest) are served without express, every other request by it.
+  const app = listenable(leanListener(routes, { ...mountOptions, log, fallback: expressApp }));
   // Sends queued alert notifications; main.ts runs it on an interval, tests call notifier.deliverDue(now).
   const notifier = createNotifier({ pg: stores.pg, clock, log, config });
   return { app, routes, ingest, notifier, alerts };

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const stores = await openStores(config, log);
   const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir);
   const { app, ingest, notifier, alerts } = createApp({ config, stores, clock: systemClock, log, jwtSecret });
-  const server: Server = app.listen(config.port, () => log.info({ port: config.port, dataDir: config.dataDir }, 'runwatch listening'));
+  const server: Server = app.listen(config.port, undefined, () => log.info({ port: config.port, dataDir: config.dataDir }, 'runwatch listening'));
   // Background jobs; their state is in the stores, so a restart picks up where they left off.
   const stopAbandonJob = startAbandonJob({
     pass: () => ingest.abandonStaleRuns(config.runAbandonAfterSeconds), log, intervalSeconds: config.abandonCheckIntervalSeconds,

@@ -84,14 +84,22 @@ function fromBodyParserError(error: { type?: string; message?: string }): AppErr
 
 export const handleNotFound: RequestHandler = (_req, _res, next) => next(new AppError(404, 'not_found', 'no such route'));
 
+/** Any thrown value as the AppError it is answered with: a 500 when it is none of ours. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  return fromBodyParserError((error ?? {}) as { type?: string }) ?? new AppError(500, 'internal', 'internal error');
+}
+
+/** The contract's error body. */
+export const errorBody = (error: AppError, requestId: string) => ({
+  error: { code: error.code, message: error.message, details: error.details, request_id: requestId },
+});
+
 export const handleErrors: ErrorRequestHandler = (error, req, res, _next) => {
-  const appError = error instanceof AppError ? error : fromBodyParserError(error);
-  const mapped = appError ?? new AppError(500, 'internal', 'internal error');
+  const mapped = toAppError(error);
   // The request log line carries the status at warn/error level; the cause of a 5xx is logged here, once.
   if (mapped.status >= 500) req.log.error({ err: error, code: mapped.code }, mapped.message);
   if (res.headersSent) return;
   res.set(mapped.headers);
-  res.status(mapped.status).json({
-    error: { code: mapped.code, message: mapped.message, details: mapped.details, request_id: String(req.id) },
-  });
+  res.status(mapped.status).json(errorBody(mapped, String(req.id)));
 };

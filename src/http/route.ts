@@ -1,4 +1,5 @@
 // Declares a route once — method, path, auth, zod schemas, handler — and mounts it with validation derived from that.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { AppError, validationError } from './errors';
@@ -49,12 +50,16 @@ export interface Authenticator {
 
 type AnyObjectSchema = z.ZodType<Record<string, unknown>>;
 
+/** The transports a route is served by: express always; hot routes also by the lean node:http server (http/lean-server.ts). */
+export type Transport = 'express' | 'lean';
+
 export interface RouteDefinition<
   A extends AuthRequirement = AuthRequirement,
   P extends AnyObjectSchema = AnyObjectSchema,
   Q extends AnyObjectSchema = AnyObjectSchema,
   B extends z.ZodType = z.ZodType,
   R extends z.ZodType = z.ZodType,
+  T extends Transport = Transport,
 > {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** Express-style path: `/admin/orgs/:orgID`. */
@@ -70,15 +75,21 @@ export interface RouteDefinition<
   status?: 200 | 201 | 204;
   /** Body size limit in bytes; defaults to the service's general limit. */
   bodyLimit?: number;
+  /**
+   * 'lean': also served by the lean node:http server, without express's middleware; its handler then sees node's own
+   * request and response, and it takes no guard. Unusual requests to it (compressed bodies, other charsets) still go
+   * to express.
+   */
+  transport?: T;
   /** Runs before anything else, for rate limits; throws an AppError to refuse. */
-  guard?: (req: Request) => void;
+  guard?: T extends 'lean' ? never : (req: Request) => void;
   handler(input: {
     params: z.infer<P>;
     query: z.infer<Q>;
     body: z.infer<B>;
     caller: CallerOf<A>;
-    req: Request;
-    res: Response;
+    req: T extends 'lean' ? IncomingMessage : Request;
+    res: T extends 'lean' ? ServerResponse : Response;
   }): Promise<z.input<R> | void>;
 }
 
@@ -89,7 +100,8 @@ export function defineRoute<
   Q extends AnyObjectSchema = z.ZodObject<{}>,
   B extends z.ZodType = z.ZodUndefined,
   R extends z.ZodType = z.ZodVoid,
->(definition: RouteDefinition<A, P, Q, B, R>): RouteDefinition {
+  T extends Transport = 'express',
+>(definition: RouteDefinition<A, P, Q, B, R, T>): RouteDefinition {
   return definition as unknown as RouteDefinition;
 }
 
@@ -102,7 +114,7 @@ export interface MountOptions {
 
 const noBodyMethods = new Set(['GET', 'HEAD', 'DELETE']);
 
-function hasBody(req: Request): boolean {
+export function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
@@ -114,7 +126,10 @@ const requireJson: RequestHandler = (req, _res, next) => {
   next();
 };
 
-async function identify(route: RouteDefinition, req: Request, authenticator: Authenticator, params: Record<string, unknown>) {
+async function identify(route: RouteDefinition, incoming: IncomingMessage, authenticator: Authenticator, params: Record<string, unknown>) {
+  // The authenticator reads the request's headers only (auth/authenticator.ts), which node's request carries as
+  // express's does; so the lean server's requests are recognised by the same code.
+  const req = incoming as Request;
   switch (route.auth.kind) {
     case 'public':
       return null;
@@ -136,20 +151,36 @@ function parseOrThrow<T>(schema: z.ZodType<T> | undefined, value: unknown, code:
   return parsed.data;
 }
 
+/** What a request brings, as its transport found it: still unvalidated. */
+export interface RawInput {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
+/**
+ * Serving a route, the same on both transports: path ids (a non-UUID is refused before any store is asked), the
+ * caller, query and body validation, the handler, and in tests the check of the response against its schema.
+ */
+export async function runRoute(route: RouteDefinition, options: MountOptions, raw: RawInput, req: IncomingMessage, res: ServerResponse) {
+  const params = parseOrThrow(route.params, raw.params, 'invalid_id', []);
+  const caller = await identify(route, req, options.authenticator, params);
+  const query = parseOrThrow(route.query, raw.query, 'validation_failed', []);
+  const body = route.body ? parseOrThrow(route.body, raw.body, 'validation_failed', []) : undefined;
+  // A lean route's handler is typed for node's request and response, an express route's for express's.
+  const result = await route.handler({ params, query, body, caller: caller as never, req: req as never, res: res as never });
+  const status = route.status ?? 200;
+  if (status !== 204 && options.validateResponses && route.response) route.response.parse(result);
+  return { status, result };
+}
+
 function toHandler(route: RouteDefinition, options: MountOptions): RequestHandler {
   return async (req, res) => {
-    // A path parameter that is not a UUID is refused before any store is asked about it.
-    const params = parseOrThrow(route.params, req.params, 'invalid_id', []);
-    const caller = await identify(route, req, options.authenticator, params);
-    const query = parseOrThrow(route.query, req.query, 'validation_failed', []);
-    const body = route.body ? parseOrThrow(route.body, req.body, 'validation_failed', []) : undefined;
-    const result = await route.handler({ params, query, body, caller: caller as never, req, res });
-    const status = route.status ?? 200;
+    const { status, result } = await runRoute(route, options, req, req, res);
     if (status === 204) {
       res.status(204).end();
       return;
     }
-    if (options.validateResponses && route.response) route.response.parse(result);
     res.status(status).json(result);
   };
 }

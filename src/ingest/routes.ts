@@ -6,29 +6,30 @@ import { batchBody, batchResult, finishBody, startBody, startResult, stepsBody, 
 import type { IngestService } from './service';
 
 const tag = 'Ingest';
+// Agents call these at high rates: they are served by the lean node:http transport (http/lean-server.ts) too.
 const runParams = pathParams('runID');
 
 export function ingestRoutes(ingest: IngestService, bodyLimit: number) {
   return [
     defineRoute({
-      method: 'post', path: '/ingest/agent/runs', tag, summary: 'Start a run', auth: { kind: 'apiKey' }, bodyLimit,
+      method: 'post', path: '/ingest/agent/runs', tag, summary: 'Start a run', transport: 'lean', auth: { kind: 'apiKey' }, bodyLimit,
       body: startBody, response: startResult, status: 201,
       handler: ({ caller, body }) => ingest.start(caller.projectId, body),
     }),
     defineRoute({
       method: 'post', path: '/ingest/agent/runs/batch', tag, summary: 'Record up to 1000 runs (starts or whole runs) at once',
-      auth: { kind: 'apiKey' }, bodyLimit, body: batchBody, response: batchResult,
+      transport: 'lean', auth: { kind: 'apiKey' }, bodyLimit, body: batchBody, response: batchResult,
       handler: ({ caller, body }) => ingest.batch(caller.projectId, body.runs),
     }),
     defineRoute({
       method: 'post', path: '/ingest/agent/runs/:runID/steps', tag, summary: 'Append steps to a running run',
-      auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: stepsBody, response: stepsResult,
+      transport: 'lean', auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: stepsBody, response: stepsResult,
       handler: ({ caller, params, body }) =>
         ingest.appendSteps({ projectId: caller.projectId, id: params.runID.toLowerCase(), timestamp: body.timestamp }, body.steps),
     }),
     defineRoute({
       method: 'post', path: '/ingest/agent/runs/:runID/finish', tag, summary: 'Finish a run',
-      auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: finishBody, response: runSchema,
+      transport: 'lean', auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: finishBody, response: runSchema,
       handler: ({ caller, params, body }) =>
         ingest.finish({ projectId: caller.projectId, id: params.runID.toLowerCase(), timestamp: body.timestamp }, body),
     }),
