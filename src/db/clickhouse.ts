@@ -65,6 +65,18 @@ function limitSettings(limits: QueryLimits | undefined): ClickHouseSettings {
   };
 }
 
+/** One JSON array a line, its values in the order of `columns`; one array is reused for every row. */
+function toJsonCompactRows(rows: readonly object[], columns: readonly string[]): string {
+  const values: unknown[] = new Array(columns.length);
+  const lines: string[] = new Array(rows.length);
+  for (let r = 0; r < rows.length; r += 1) {
+    const row = rows[r] as Record<string, unknown>;
+    for (let c = 0; c < columns.length; c += 1) values[c] = row[columns[c]];
+    lines[r] = JSON.stringify(values);
+  }
+  return lines.join('\n');
+}
+
 function overClient(client: ClickHouseClient): ClickHouseStore {
   return {
     async query<Row>({ name, sql, params, limits }: ClickHouseQuery) {
@@ -83,11 +95,15 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
     async insert(table, rows) {
       if (rows.length === 0) return;
       try {
-        // Rows travel as arrays under one explicit column list (JSONCompactEachRow parses about twice as fast as
-        // JSONEachRow). Synchronous inserts: the acknowledgement to the client waits for this one.
+        // Synchronous inserts: the acknowledgement to the client waits for this one. The rows travel inline, after
+        // the statement, as JSONCompactEachRow text built here in one pass (about twice as fast for the engine as
+        // JSONEachRow; and the client's own encoding would build every row twice more, as an array and a string).
         const columns = Object.keys(rows[0]);
-        const values = rows.map((row) => columns.map((column) => (row as Record<string, unknown>)[column]));
-        await client.insert({ table, values, columns: columns as [string, ...string[]], format: 'JSONCompactEachRow', clickhouse_settings: { async_insert: 0, log_comment: `insert into ${table}`, ...limitSettings(undefined) } });
+        const statement = `INSERT INTO ${table} (${columns.map((column) => `\`${column}\``).join(', ')}) FORMAT JSONCompactEachRow`;
+        await client.command({
+          query: `${statement}\n${toJsonCompactRows(rows, columns)}`,
+          clickhouse_settings: { async_insert: 0, log_comment: `insert into ${table}`, ...limitSettings(undefined) },
+        });
       } catch (error) {
         throw toStoreError(error, `insert into ${table}`);
       }

@@ -15,10 +15,11 @@ export function nextVersion(): number {
   return lastVersion;
 }
 
-export function toStepRow(projectId: string, runId: string, runTimestamp: Date, step: StepInput, version: number): StepRow {
+/** A step's row; `runTimestamp` is the run's start in ClickHouse's text, converted once for all of a run's steps. */
+export function toStepRow(projectId: string, runId: string, runTimestamp: string, step: StepInput, version: number): StepRow {
   return {
     project_id: projectId,
-    run_timestamp: toClickHouseTime(runTimestamp),
+    run_timestamp: runTimestamp,
     run_id: runId,
     index: step.index,
     version,
@@ -69,15 +70,25 @@ export function pickTotals(row: RunTotals): RunTotals {
 /** How a run ended: a finish call's fields, or the abandon job's bare status. */
 export type Outcome = Partial<Omit<FinishInput, 'timestamp' | 'steps' | 'status'>> & { status: FinishedRunRow['status'] };
 
-/** The one row a run gets in `runs`: what it carried while live (or in its batch item), its totals and its outcome. */
+/**
+ * The one row a run gets in `runs`: what it carried while live (or in its batch item), its totals and its outcome.
+ * Fields are listed, not spread: batches build a thousand of these per call, and spreads are the slow path.
+ */
 export function finishedRowOf(live: LiveRunRow, totals: RunTotals, outcome: Outcome, finishedAt: Date): FinishedRunRow {
-  const { version: _version, finished: _finished, ...started } = live;
   return {
-    ...started,
-    ...totals,
+    project_id: live.project_id,
+    timestamp: live.timestamp,
+    id: live.id,
+    agent_name: live.agent_name,
+    input: live.input,
+    metadata: outcome.metadata ?? live.metadata,
+    loop_detected: totals.loop_detected,
+    loop_step_index: totals.loop_step_index,
+    total_steps: totals.total_steps,
     total_tokens: outcome.total_tokens ?? totals.total_tokens,
     total_cost_usd: outcome.total_cost_usd ?? totals.total_cost_usd,
-    metadata: outcome.metadata ?? live.metadata,
+    tool_calls: totals.tool_calls,
+    tool_names: totals.tool_names,
     status: outcome.status,
     finished_at: toClickHouseTime(finishedAt),
     duration_ms: finishedAt.getTime() - fromClickHouseTime(live.timestamp).getTime(),

@@ -34,6 +34,10 @@ const MAX_FUTURE_MS = 5 * 60 * 1000;
 
 const fieldError = (path: string, message: string) => invalidFields([{ path, message }]);
 
+/** A batch item with its outcome: a whole run, recorded finished at once. */
+type WholeRunItem = BatchItem & { status: FinishInput['status'] };
+const isWholeRun = (item: BatchItem): item is WholeRunItem => item.status !== undefined;
+
 export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRows, runAbandonAfterSeconds, events }: IngestDependencies) {
   const writers = {
     live: tableWriter<LiveRunRow>((rows) => ch.insert('live_runs', rows), flushMaxRows),
@@ -63,17 +67,18 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
     }
   }
 
-  function liveRow(projectId: string, id: string, timestamp: Date, input: StartInput): LiveRunRow {
+  function liveRow(projectId: string, id: string, timestamp: Date, input: StartInput, totals = totalsOf([], null, loopThresholds)): LiveRunRow {
     return {
       project_id: projectId, timestamp: toClickHouseTime(timestamp), id, version: 0, finished: 0,
-      agent_name: input.agent_name, input: input.input ?? '', metadata: input.metadata ?? [],
-      ...totalsOf([], null, loopThresholds),
+      agent_name: input.agent_name, input: input.input ?? '', metadata: input.metadata ?? [], ...totals,
     };
   }
 
   const stepRows = (key: RunKey, steps: readonly StepInput[] = []) => {
+    if (steps.length === 0) return [];
     const version = nextVersion();
-    return steps.map((step) => toStepRow(key.projectId, key.id, key.timestamp, step, version));
+    const runTimestamp = toClickHouseTime(key.timestamp);
+    return steps.map((step) => toStepRow(key.projectId, key.id, runTimestamp, step, version));
   };
 
   /** The run's totals once the incoming steps are in; stored steps are read only when both sides have some. */
@@ -158,7 +163,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       const now = clock.now();
       const results: ({ id: string; timestamp: string } | { error: { code: string; message: string } })[] = [];
       const starts: LiveRunRow[] = [];
-      const whole: { key: RunKey; item: BatchItem & { status: FinishInput['status'] }; clientChosenId: boolean }[] = [];
+      const whole: { key: RunKey; item: WholeRunItem; clientChosenId: boolean }[] = [];
       for (const raw of items) {
         try {
           const parsed = batchItem.safeParse(raw);
@@ -168,7 +173,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
           checkStartTime(timestamp, now, item.status === undefined);
           if (item.finished_at && item.finished_at < timestamp) throw fieldError('finished_at', 'must not be before timestamp');
           const id = (item.id ?? uuidv7(now.getTime())).toLowerCase();
-          if (item.status) whole.push({ key: { projectId, id, timestamp }, item: { ...item, status: item.status }, clientChosenId: item.id !== undefined });
+          if (isWholeRun(item)) whole.push({ key: { projectId, id, timestamp }, item, clientChosenId: item.id !== undefined });
           else starts.push(liveRow(projectId, id, timestamp, item));
           results.push({ id, timestamp: timestamp.toISOString() });
         } catch (error) {
@@ -180,9 +185,10 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       const retriableKeys = whole.filter((run) => run.clientChosenId).map((run) => lockKey(run.key));
       const finishedRows = await runLock.runAll(retriableKeys, async () => {
         const fresh = (await unrecordedRuns(whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
-        const rows = fresh.map(({ key, item, steps }) =>
-          finishedRowOf(liveRow(projectId, key.id, key.timestamp, item), totalsOf(mergeSteps([], steps), null, loopThresholds), item, item.finished_at ?? now),
-        );
+        const rows = fresh.map(({ key, item, steps }) => {
+          const totals = totalsOf(mergeSteps([], steps), null, loopThresholds);
+          return finishedRowOf(liveRow(projectId, key.id, key.timestamp, item, totals), totals, item, item.finished_at ?? now);
+        });
         await Promise.all([writers.live.write(starts), writers.steps.write(fresh.flatMap(({ steps }) => steps))]);
         await writers.finished.write(rows);
         return rows;
