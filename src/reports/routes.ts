@@ -45,7 +45,7 @@ export function reportRoutes(ch: ClickHouseStore, clock: Clock, limits: QueryLim
     defineRoute({
       method: 'get', path: '/projects/:projectID/agent/runs', tag,
       summary: 'The runs of a window, newest first (then by id, descending); X-Total-Count holds how many match',
-      auth: { kind: 'projectRead' }, params, query: runsQuery, response: z.array(runSchema),
+      auth: { kind: 'projectRead' }, transport: 'lean', params, query: runsQuery, response: z.array(runSchema),
       handler: async ({ params, query, res }) => {
         const { current } = reports.windows(query);
         const { limit, offset, from: _from, to: _to, ...filters } = query;
@@ -57,14 +57,14 @@ export function reportRoutes(ch: ClickHouseStore, clock: Clock, limits: QueryLim
     defineRoute({
       method: 'get', path: '/projects/:projectID/agent/summary', tag,
       summary: 'Signals of the runs of a window ("current") and of the window of the same length before it ("previous")',
-      auth: { kind: 'projectRead' }, params, query: z.strictObject({ ...windowFields, agent_name: agentName.optional() }),
+      auth: { kind: 'projectRead' }, transport: 'lean', params, query: z.strictObject({ ...windowFields, agent_name: agentName.optional() }),
       response: z.object({ current: summaryEntrySchema, previous: summaryEntrySchema }),
       handler: ({ params, query }) => reports.summary(params.projectID, reports.windows(query), query.agent_name),
     }),
     defineRoute({
       method: 'get', path: '/projects/:projectID/agent/health', tag,
       summary: 'One entry per agent with runs in the window or the one before it, by total_runs descending, then agent_name',
-      auth: { kind: 'projectRead' }, params, query: z.strictObject(windowFields), response: z.array(healthEntrySchema),
+      auth: { kind: 'projectRead' }, transport: 'lean', params, query: z.strictObject(windowFields), response: z.array(healthEntrySchema),
       handler: ({ params, query }) => reports.health(params.projectID, reports.windows(query)),
     }),
   ];
