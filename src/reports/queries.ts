@@ -1,8 +1,8 @@
 // SQL of the report endpoints: summary, health and the run list. Values are always bound parameters; the only
 // variable SQL text is picked from fixed, allow-listed fragments (measures, filters).
-import { OUTSIDE_WHOLE_HOURS, ROLLUP_ROWS } from './rollups';
+import { OUTSIDE_WHOLE_HOURS, ROLLUP_ROWS, type ReportShape } from './rollups';
 import {
-  combinePartials, partialsOf, selectMeasures, selectPartials, type Measure, type RollupPartial,
+  combinePartials, partialsOf, selectMeasures, selectPartials, type Measure, type PartialAggregate, type RollupPartial,
 } from './signals';
 import { WINDOW, finishedRunsOfWindow, inWindow, liveNotFinished, runsOfWindow, timeParam } from './window-runs';
 
@@ -25,15 +25,23 @@ export type SummaryFilter = keyof typeof SUMMARY_FILTERS;
 // apart by current_start.
 const IS_CURRENT = `run_timestamp >= ${timeParam('current_start')}`;
 
+const rolledUp = (partial: PartialAggregate): partial is RollupPartial => partial !== 'durations';
+
 /**
  * The partials of the measures per group (`keys`: name → expression over run_timestamp and run_agent), over
- * both windows: the rollup rows of their whole hours, plus the raw rows of the rest (the partial hours at the
- * edges, and the running runs), put together per group. The duration percentiles are not among them.
+ * both windows. `raw`: one pass over the runs. `rollups`: the rollup rows of the windows' whole hours, plus the
+ * raw rows of the rest (the partial hours at the edges, and the running runs), without the percentiles.
  */
-function selectGroupPartials(keys: Record<string, string>, measures: readonly Measure[], where: string) {
-  const partials = partialsOf(measures).filter((partial): partial is RollupPartial => partial !== 'durations');
+function selectGroupPartials(keys: Record<string, string>, measures: readonly Measure[], where: string, shape: ReportShape) {
   const names = Object.keys(keys).join(', ');
   const keyColumns = Object.entries(keys).map(([name, expression]) => `${expression} AS ${name}`).join(', ');
+  if (shape === 'raw') {
+    return `
+    SELECT ${keyColumns}, ${selectPartials(partialsOf(measures), 'raw')}
+    FROM (${runsOfWindow()}) ${where}
+    GROUP BY ${names}`;
+  }
+  const partials = partialsOf(measures).filter(rolledUp);
   return `
     SELECT ${names}, ${combinePartials(partials)}
     FROM (
@@ -48,30 +56,31 @@ function selectGroupPartials(keys: Record<string, string>, measures: readonly Me
 }
 
 /**
- * Both windows in one query: the partials from rollups and raw rows, joined with the exact duration
- * percentiles, which need every finished run's duration (only two columns of them are read).
+ * Both windows in one query. With rollups, their partials are joined with the exact duration percentiles,
+ * which need every finished run's duration (two columns of them are read).
  * Parameters: project_id, window_start (the previous window's start), current_start, window_end, and the
  * whole hours of both windows (rollups.ts).
  */
-export const selectSummary = (filters: readonly SummaryFilter[]) => {
+export const selectSummary = (filters: readonly SummaryFilter[], shape: ReportShape) => {
   const where = whereAll(filters.map((filter) => SUMMARY_FILTERS[filter]));
+  const partials = `(${selectGroupPartials({ is_current: IS_CURRENT }, SUMMARY_MEASURES, where, shape)}) AS partials`;
   return `
   SELECT is_current, ${selectMeasures(SUMMARY_MEASURES)}
-  FROM (${selectGroupPartials({ is_current: IS_CURRENT }, SUMMARY_MEASURES, where)}) AS partials
+  FROM ${shape === 'raw' ? partials : `${partials}
   LEFT JOIN (
     SELECT ${IS_CURRENT} AS is_current, ${selectPartials(['durations'], 'raw')}
     FROM (${finishedRunsOfWindow()}) ${where}
     GROUP BY is_current
-  ) AS durations USING is_current`;
+  ) AS durations USING is_current`}`;
 };
 
 /**
  * Per agent and window, every health measure; the service keeps the previous window's total_runs only. Same
  * parameters as the summary.
  */
-export const SELECT_HEALTH = `
+export const selectHealth = (shape: ReportShape) => `
   SELECT agent_name, is_current, ${selectMeasures(HEALTH_MEASURES)}
-  FROM (${selectGroupPartials({ is_current: IS_CURRENT, agent_name: 'run_agent' }, HEALTH_MEASURES, '')})`;
+  FROM (${selectGroupPartials({ is_current: IS_CURRENT, agent_name: 'run_agent' }, HEALTH_MEASURES, '', shape)})`;
 
 /**
  * The run list's filters, one fixed fragment per table: live rows are all `running`, so a status filter

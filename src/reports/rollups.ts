@@ -14,6 +14,22 @@ export function wholeHours({ from, to }: TimeRange): TimeRange {
   return start < end ? { from: new Date(start), to: new Date(end) } : { from: to, to };
 }
 
+const wholeHoursMs = (range: TimeRange) => {
+  const hours = wholeHours(range);
+  return hours.to.getTime() - hours.from.getTime();
+};
+
+/** How a report reads its runs: rollups for the windows' whole hours, or one pass over the raw rows. */
+export type ReportShape = 'rollups' | 'raw';
+
+/**
+ * Rollups pay off once the two windows hold a day of whole hours; below that, one pass over the raw rows is
+ * cheaper than the rollups plus a second read for the percentiles (at 10 M runs on 2 cores: a 5-minute window
+ * 18 ms raw against 35 ms with rollups, a day about even, 7 days 245 ms raw against 126 ms).
+ */
+export const reportShape = (previous: TimeRange, current: TimeRange): ReportShape =>
+  wholeHoursMs(previous) + wholeHoursMs(current) >= 24 * HOUR_MS ? 'rollups' : 'raw';
+
 /** The whole hours of a report's previous and current windows, as the parameters of the fragments below. */
 export function wholeHourParams(previous: TimeRange, current: TimeRange) {
   const [previousHours, currentHours] = [wholeHours(previous), wholeHours(current)];

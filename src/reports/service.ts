@@ -4,7 +4,7 @@ import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/
 import { AppError } from '../http/errors';
 import { toRun, type FinishedRunRow, type LiveRunRow, type Run, type RunStatus } from '../runs/model';
 import * as q from './queries';
-import { wholeHourParams } from './rollups';
+import { reportShape, wholeHourParams } from './rollups';
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 30;
@@ -103,7 +103,7 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
 
     async summary(projectId: string, windows: ReportWindows, agentName?: string): Promise<{ current: SummaryEntry; previous: SummaryEntry }> {
       const filters: q.SummaryFilter[] = agentName === undefined ? [] : ['agent_name'];
-      const rows = await query<Record<string, unknown> & { is_current: unknown }>('reports.summary', q.selectSummary(filters), {
+      const rows = await query<Record<string, unknown> & { is_current: unknown }>('reports.summary', q.selectSummary(filters, reportShape(windows.previous, windows.current)), {
         ...windowParams(projectId, windows),
         ...(agentName === undefined ? {} : { agent_name: agentName }),
       });
@@ -116,7 +116,7 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
     /** One entry per agent with runs in either window, by total_runs descending, then agent_name. */
     async health(projectId: string, windows: ReportWindows): Promise<HealthEntry[]> {
       const rows = await query<Record<string, unknown> & { agent_name: string; is_current: unknown; total_runs: number }>(
-        'reports.health', q.SELECT_HEALTH, windowParams(projectId, windows),
+        'reports.health', q.selectHealth(reportShape(windows.previous, windows.current)), windowParams(projectId, windows),
       );
       const byAgent = new Map<string, HealthEntry>();
       for (const row of rows) {

@@ -86,11 +86,17 @@ describe('GET /projects/:projectID/agent/summary', () => {
 
 describe('windows on and off whole hours (rollups for whole hours, raw rows for the rest)', () => {
   const onHour = (ms: number) => Math.floor(ms / HOUR) * HOUR;
+  const H = () => onHour(now.getTime());
+  // Over a day of whole hours in the two windows, reports read rollups; under it, one raw pass (rollups.ts).
   const windows: [string, () => [number, number]][] = [
-    ['from and to on whole hours, a run exactly at from', () => [onHour(now.getTime()) - 6 * HOUR, onHour(now.getTime())]],
-    ['a window across one hour boundary, no whole hour', () => [onHour(now.getTime()) - 6 * HOUR - 20 * MINUTE, onHour(now.getTime()) - 6 * HOUR + 20 * MINUTE]],
-    ['from on an hour, to within the next', () => [onHour(now.getTime()) - 6 * HOUR, onHour(now.getTime()) - 5 * HOUR + 1]],
-    ['one whole hour and a few milliseconds', () => [onHour(now.getTime()) - 6 * HOUR - 1, onHour(now.getTime()) - 5 * HOUR + 1]],
+    ['rollups: from and to on whole hours, a run exactly at from', () => [H() - 6 * HOUR, H() + 7 * HOUR]],
+    ['rollups: a run exactly at from, a millisecond before an hour (in the raw edge)', () => [H() - 6 * HOUR - 1, H() + 7 * HOUR]],
+    ['rollups: a run exactly at to, on an hour, left out', () => [H() - 20 * HOUR, H() - 6 * HOUR]],
+    ['rollups: a run exactly where the partial hour before to begins', () => [H() - 20 * HOUR, H() - 6 * HOUR + 30 * MINUTE]],
+    ['rollups: a run exactly where the partial hour before from begins', () => [H() - 5 * HOUR - 30 * MINUTE, H() + 7 * HOUR + 30 * MINUTE]],
+    ['rollups: a run exactly at the previous window\'s from, a millisecond before an hour', () => [H() + 7 * HOUR - 1, H() + 20 * HOUR - 1]],
+    ['one raw pass: across one hour boundary, no whole hour', () => [H() - 6 * HOUR - 20 * MINUTE, H() - 6 * HOUR + 20 * MINUTE]],
+    ['one raw pass: one whole hour and a few milliseconds', () => [H() - 6 * HOUR - 1, H() - 5 * HOUR + 1]],
   ];
   it.each(windows)('%s: summary and health', async (_label, bounds) => {
     const [start, end] = bounds().map((ms) => new Date(ms));
