@@ -1,6 +1,6 @@
 // SQL of the report endpoints: summary, health and the run list. Values are always bound parameters; the only
 // variable SQL text is picked from fixed, allow-listed fragments (measures, filters).
-import { OUTSIDE_WHOLE_HOURS, ROLLUP_ROWS, type ReportShape } from './rollups';
+import { OUTSIDE_WHOLE_HOURS, selectFromRollups, type ReportShape } from './rollups';
 import {
   combinePartials, partialsOf, selectMeasures, selectPartials, type Measure, type PartialAggregate, type RollupPartial,
 } from './signals';
@@ -29,28 +29,26 @@ const rolledUp = (partial: PartialAggregate): partial is RollupPartial => partia
 
 /**
  * The partials of the measures per group (`keys`: name → expression over run_timestamp and run_agent), over
- * both windows. `raw`: one pass over the runs. `rollups`: the rollup rows of the windows' whole hours, plus the
- * raw rows of the rest (the partial hours at the edges, and the running runs), without the percentiles.
+ * both windows. `raw`: one pass over the runs. `rollups`: the hourly projection for the windows' whole hours,
+ * plus the raw rows of the rest (the partial hours at the edges, and the running runs), without the percentiles.
  */
-function selectGroupPartials(keys: Record<string, string>, measures: readonly Measure[], where: string, shape: ReportShape) {
+function selectGroupPartials(keys: Record<string, string>, measures: readonly Measure[], filters: readonly string[], shape: ReportShape) {
   const names = Object.keys(keys).join(', ');
   const keyColumns = Object.entries(keys).map(([name, expression]) => `${expression} AS ${name}`).join(', ');
   if (shape === 'raw') {
     return `
     SELECT ${keyColumns}, ${selectPartials(partialsOf(measures), 'raw')}
-    FROM (${runsOfWindow()}) ${where}
+    FROM (${runsOfWindow()}) ${whereAll(filters)}
     GROUP BY ${names}`;
   }
   const partials = partialsOf(measures).filter(rolledUp);
   return `
     SELECT ${names}, ${combinePartials(partials)}
     FROM (
-      SELECT ${keyColumns}, ${selectPartials(partials, 'rollup')}
-      FROM (${ROLLUP_ROWS}) ${where}
-      GROUP BY ${names}
+      SELECT * FROM (${selectFromRollups(`${keyColumns}, ${selectPartials(partials, 'rollup')}`, filters, names)})
       UNION ALL
       SELECT ${keyColumns}, ${selectPartials(partials, 'raw')}
-      FROM (${runsOfWindow(WINDOW, OUTSIDE_WHOLE_HOURS)}) ${where}
+      FROM (${runsOfWindow(WINDOW, OUTSIDE_WHOLE_HOURS)}) ${whereAll(filters)}
       GROUP BY ${names})
     GROUP BY ${names}`;
 }
@@ -62,14 +60,14 @@ function selectGroupPartials(keys: Record<string, string>, measures: readonly Me
  * whole hours of both windows (rollups.ts).
  */
 export const selectSummary = (filters: readonly SummaryFilter[], shape: ReportShape) => {
-  const where = whereAll(filters.map((filter) => SUMMARY_FILTERS[filter]));
-  const partials = `(${selectGroupPartials({ is_current: IS_CURRENT }, SUMMARY_MEASURES, where, shape)}) AS partials`;
+  const conditions = filters.map((filter) => SUMMARY_FILTERS[filter]);
+  const partials = `(${selectGroupPartials({ is_current: IS_CURRENT }, SUMMARY_MEASURES, conditions, shape)}) AS partials`;
   return `
   SELECT is_current, ${selectMeasures(SUMMARY_MEASURES)}
   FROM ${shape === 'raw' ? partials : `${partials}
   LEFT JOIN (
     SELECT ${IS_CURRENT} AS is_current, ${selectPartials(['durations'], 'raw')}
-    FROM (${finishedRunsOfWindow()}) ${where}
+    FROM (${finishedRunsOfWindow()}) ${whereAll(conditions)}
     GROUP BY is_current
   ) AS durations USING is_current`}`;
 };
@@ -80,7 +78,7 @@ export const selectSummary = (filters: readonly SummaryFilter[], shape: ReportSh
  */
 export const selectHealth = (shape: ReportShape) => `
   SELECT agent_name, is_current, ${selectMeasures(HEALTH_MEASURES)}
-  FROM (${selectGroupPartials({ is_current: IS_CURRENT, agent_name: 'run_agent' }, HEALTH_MEASURES, '', shape)})`;
+  FROM (${selectGroupPartials({ is_current: IS_CURRENT, agent_name: 'run_agent' }, HEALTH_MEASURES, [], shape)})`;
 
 /**
  * The run list's filters, one fixed fragment per table: live rows are all `running`, so a status filter

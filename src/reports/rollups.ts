@@ -1,6 +1,6 @@
-// Long windows read hourly rollups: the whole hours of a report's windows come from `runs_hourly` (one row per
-// agent and hour, schema/clickhouse/0002_run_rollups.sql), and only the partial hours at their edges, the
-// running runs and the exact percentiles from raw rows. Values always travel as bound parameters.
+// Long windows read hourly rollups: the whole hours of a report's windows come from the hourly projection of
+// `runs` (one row per agent and hour, schema/clickhouse/0002_run_rollups.sql), and only the partial hours at
+// their edges, the running runs and the exact percentiles from raw rows. Values always travel as bound parameters.
 import { toClickHouseTime } from '../db/clickhouse';
 import type { TimeRange } from './service';
 import { timeParam } from './window-runs';
@@ -53,10 +53,25 @@ export const OUTSIDE_WHOLE_HOURS = `(timestamp < ${PREVIOUS_START}
     OR (timestamp >= ${PREVIOUS_END} AND timestamp < ${CURRENT_START})
     OR timestamp >= ${CURRENT_END})`;
 
-/** The rollup rows of the whole hours, their hour and agent named like a run's (run_timestamp, run_agent). */
-export const ROLLUP_ROWS = `
-  SELECT hour AS run_timestamp, agent_name AS run_agent,
-         runs, completed_runs, loop_runs, cost_usd, tokens, steps, tool_calls, tool_hashes
-  FROM runs_hourly
+/**
+ * The finished rows of `runs` under the names of a run's columns in `runsOfWindow` (window-runs.ts), with the
+ * hour for the start time: the rollup forms of the partials (signals.ts) then read as the hourly projection's
+ * aggregates, and ClickHouse answers them from it. A WITH alias is replaced by its expression before that match.
+ */
+const AS_ROLLUP_COLUMNS = `WITH toStartOfHour(timestamp) AS run_timestamp, agent_name AS run_agent,
+    status = 'completed' AS run_completed, loop_detected AS run_loop, total_cost_usd AS run_cost,
+    total_tokens AS run_tokens, total_steps AS run_steps, tool_calls AS run_tool_calls, tool_names AS run_tool_names`;
+
+/**
+ * A SELECT over the whole hours of both windows, answered from the hourly projection: `select` lists key
+ * expressions (over run_timestamp, run_agent) and rollup partials, `also` narrows further (run_agent = …).
+ */
+export const selectFromRollups = (select: string, also: readonly string[], groupBy: string) => `
+  ${AS_ROLLUP_COLUMNS}
+  SELECT ${select}
+  FROM runs
   WHERE project_id = {project_id:UUID}
-    AND ((hour >= ${PREVIOUS_START} AND hour < ${PREVIOUS_END}) OR (hour >= ${CURRENT_START} AND hour < ${CURRENT_END}))`;
+    AND ((run_timestamp >= ${PREVIOUS_START} AND run_timestamp < ${PREVIOUS_END})
+      OR (run_timestamp >= ${CURRENT_START} AND run_timestamp < ${CURRENT_END}))${also.map((condition) => `
+    AND ${condition}`).join('')}
+  GROUP BY ${groupBy}`;

@@ -9,10 +9,10 @@ import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/
 import { runsOfWindow } from './window-runs';
 
 /**
- * Partial aggregates: counts, sums and sets of name hashes, which add up across any split of the runs. Each
- * has a raw form, over the rows of `runsOfWindow` (window-runs.ts), and a rollup form, over the hourly rows of
- * `runs_hourly` (rollups.ts, which name their hour and agent like a run: run_timestamp, run_agent). The
- * rollup table's materialized view computes the same expressions (schema/clickhouse/0002_run_rollups.sql).
+ * Partial aggregates: counts, exact sums and sets of names, which add up across any split of the runs. Each has
+ * a raw form, over the rows of `runsOfWindow` (window-runs.ts), and a rollup form, over the finished rows of
+ * `runs` under the column aliases of rollups.ts: ClickHouse answers the rollup forms from the hourly projection
+ * of `runs`, whose aggregates are these expressions (schema/clickhouse/0002_run_rollups.sql).
  */
 interface PartialDefinition {
   raw: string;
@@ -26,27 +26,19 @@ interface PartialDefinition {
 // in: a preview and the summary group the same runs differently and must still agree to the last bit. A run
 // cost is capped at 10^14 dollars so that no input, however absurd, can overflow the sum.
 const RUN_COST = 'toDecimal128(least(run_cost, 1e14), 12)';
-// Distinct names are counted by their 64-bit CityHash: on LowCardinality columns the hash is computed once per
-// dictionary entry, and a set of integers is several times cheaper than one of strings (uniqExact hashes strings
-// too, with SipHash-128). Two names of a project colliding would take billions of distinct names.
-const NAME_HASH = (name: string) => `cityHash64(${name})`;
 
 export const PARTIALS = {
-  runs: { raw: 'count()', rollup: 'sum(runs)', combine: 'sum' },
   // Rollups hold finished runs only: the running ones are always read raw, from live_runs.
-  finished: { raw: 'countIf(run_finished)', rollup: 'sum(runs)', combine: 'sum' },
-  completed: { raw: 'countIf(run_completed)', rollup: 'sum(completed_runs)', combine: 'sum' },
-  loops: { raw: 'countIf(run_loop)', rollup: 'sum(loop_runs)', combine: 'sum' },
-  cost: { raw: `sumIf(${RUN_COST}, run_finished)`, rollup: 'sum(cost_usd)', combine: 'sum' },
-  tokens: { raw: 'sumIf(run_tokens, run_finished)', rollup: 'sum(tokens)', combine: 'sum' },
-  steps: { raw: 'sum(run_steps)', rollup: 'sum(steps)', combine: 'sum' },
-  tool_calls: { raw: 'sum(run_tool_calls)', rollup: 'sum(tool_calls)', combine: 'sum' },
-  agent_hashes: { raw: `groupUniqArray(${NAME_HASH('run_agent')})`, rollup: `groupUniqArray(${NAME_HASH('run_agent')})`, combine: 'groupUniqArrayArray' },
-  tool_hashes: {
-    raw: `groupUniqArrayArray(arrayMap(tool -> ${NAME_HASH('tool')}, run_tool_names))`,
-    rollup: 'groupUniqArrayArray(tool_hashes)',
-    combine: 'groupUniqArrayArray',
-  },
+  runs: { raw: 'count()', rollup: 'count()', combine: 'sum' },
+  finished: { raw: 'countIf(run_finished)', rollup: 'count()', combine: 'sum' },
+  completed: { raw: 'countIf(run_completed)', rollup: 'countIf(run_completed)', combine: 'sum' },
+  loops: { raw: 'countIf(run_loop)', rollup: 'countIf(run_loop)', combine: 'sum' },
+  cost: { raw: `sumIf(${RUN_COST}, run_finished)`, rollup: `sum(${RUN_COST})`, combine: 'sum' },
+  tokens: { raw: 'sumIf(run_tokens, run_finished)', rollup: 'sum(run_tokens)', combine: 'sum' },
+  steps: { raw: 'sum(run_steps)', rollup: 'sum(run_steps)', combine: 'sum' },
+  tool_calls: { raw: 'sum(run_tool_calls)', rollup: 'sum(run_tool_calls)', combine: 'sum' },
+  agent_names: { raw: 'groupUniqArray(run_agent)', rollup: 'groupUniqArray(run_agent)', combine: 'groupUniqArrayArray' },
+  tool_names: { raw: 'groupUniqArrayArray(run_tool_names)', rollup: 'groupUniqArrayArray(run_tool_names)', combine: 'groupUniqArrayArray' },
   // quantileExactInclusive interpolates linearly between closest ranks (numpy's default, percentile_cont).
   durations: { raw: 'quantilesExactInclusiveIf(0.5, 0.95, 0.99)(run_duration_ms, run_finished)' },
 } as const satisfies Record<string, PartialDefinition>;
@@ -88,8 +80,8 @@ export const MEASURES = {
   duration_p99_ms: overFinished('p_durations[3]', 'durations'),
   total_steps: measure('p_steps', 'steps'),
   total_tool_calls: measure('p_tool_calls', 'tool_calls'),
-  unique_agents: measure('length(p_agent_hashes)', 'agent_hashes'),
-  unique_tools: measure('length(p_tool_hashes)', 'tool_hashes'),
+  unique_agents: measure('length(p_agent_names)', 'agent_names'),
+  unique_tools: measure('length(p_tool_names)', 'tool_names'),
 } as const satisfies Record<string, MeasureDefinition>;
 export type Measure = keyof typeof MEASURES;
 
