@@ -150,7 +150,9 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
         // Steps first, so that a finished run never lacks the steps its totals count.
         await writers.steps.write(incoming);
         await writers.finished.write([row]);
-        await retireLiveRows([live]);
+        // The answer does not wait for the tombstone: the run is stored, and until the mark lands reports tell it
+        // apart by its row in `runs`. Shutdown drains the write like any other.
+        void retireLiveRows([live]);
         const run = toRun(row);
         if (run.loop_detected && !live.loop_detected) emit('loopDetected', run);
         emit('runFinished', run);
