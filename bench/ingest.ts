@@ -26,6 +26,11 @@ interface Figure {
   p50: number;
   p99: number;
   rssMiB: number;
+  /** Cores the server used during the counted run: its JavaScript thread, and all its other threads (the engine's above all). */
+  mainCores: number;
+  otherCores: number;
+  /** The machine's 1-minute load average when the counted run began: anything else running shows here. */
+  loadBefore: number;
   failures: number;
 }
 
@@ -35,7 +40,10 @@ async function measure(name: string, server: ServerProcess, { path: urlPath = '/
   const url = `${server.url}${urlPath}`;
   // A short warm-up lets the JIT and the stores settle before the counted run.
   await autocannon({ ...options, url, connections: CONNECTIONS, duration: 2 });
+  const loadBefore = os.loadavg()[0];
+  const cpuBefore = server.cpuSeconds();
   const result = await autocannon({ ...options, url, connections: CONNECTIONS, duration: DURATION_SECONDS });
+  const cpuAfter = server.cpuSeconds();
   return {
     name,
     runsPerSecond: (result.requests.average * runsPerRequest),
@@ -43,6 +51,9 @@ async function measure(name: string, server: ServerProcess, { path: urlPath = '/
     p50: result.latency.p50,
     p99: result.latency.p99,
     rssMiB: server.rssMiB(),
+    mainCores: (cpuAfter.main - cpuBefore.main) / DURATION_SECONDS,
+    otherCores: (cpuAfter.others - cpuBefore.others) / DURATION_SECONDS,
+    loadBefore,
     failures: result.non2xx + result.errors + result.timeouts,
   };
 }
@@ -103,11 +114,12 @@ function batchBody(): string {
 function print(figures: Figure[]): void {
   const ceiling = figures[0].requestsPerSecond;
   console.log(`\nmachine: ${os.cpus().length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB; node ${process.version}; ${CONNECTIONS} connections, ${DURATION_SECONDS}s each`);
-  console.log('| scenario | runs/s | requests/s | p50 ms | p99 ms | server RSS MiB | vs ceiling (req/s) | failures |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('| scenario | runs/s | requests/s | p50 ms | p99 ms | server RSS MiB | server cores: JS thread + others | vs ceiling (req/s) | load before | failures |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const f of figures) {
     const ratio = `${((f.requestsPerSecond / ceiling) * 100).toFixed(0)}%`;
-    console.log(`| ${f.name} | ${Math.round(f.runsPerSecond)} | ${Math.round(f.requestsPerSecond)} | ${f.p50} | ${f.p99} | ${f.rssMiB.toFixed(0)} | ${ratio} | ${f.failures} |`);
+    const cores = `${f.mainCores.toFixed(2)} + ${f.otherCores.toFixed(2)}`;
+    console.log(`| ${f.name} | ${Math.round(f.runsPerSecond)} | ${Math.round(f.requestsPerSecond)} | ${f.p50} | ${f.p99} | ${f.rssMiB.toFixed(0)} | ${cores} | ${ratio} | ${f.loadBefore.toFixed(2)} | ${f.failures} |`);
   }
 }
 

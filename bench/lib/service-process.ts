@@ -10,6 +10,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Resident set size of the server process, in MiB. */
   rssMiB(): number;
+  /** CPU seconds used so far by the process's main (JavaScript) thread and by all its other threads (the engine's, libuv's, GC helpers). */
+  cpuSeconds(): { main: number; others: number };
   stop(): Promise<void>;
 }
 
@@ -23,6 +25,20 @@ async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
   throw new Error(`server at ${url} did not come up`);
 }
 
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** utime + stime, from a /proc stat file (fields 14 and 15, counted after the parenthesised name). */
+function cpuSecondsIn(statPath: string): number {
+  const fields = fs.readFileSync(statPath, 'utf8').replace(/^.*\) /s, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** The process's total (threads that ended included) less its main thread's is what all its other threads used. */
+function cpuSecondsOf(pid: number): { main: number; others: number } {
+  const main = cpuSecondsIn(`/proc/${pid}/task/${pid}/stat`);
+  return { main, others: cpuSecondsIn(`/proc/${pid}/stat`) - main };
+}
+
 export async function startProcess(args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ServerProcess> {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
@@ -34,6 +50,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
       const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
     },
+    cpuSeconds: () => cpuSecondsOf(child.pid!),
     stop: () =>
       new Promise((resolve) => {
         child.once('exit', () => resolve());
