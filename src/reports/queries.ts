@@ -105,28 +105,22 @@ export const countRuns = (filters: readonly RunFilter[]) => `
 // Ids sort by their canonical string form (ClickHouse orders UUID values differently).
 const RUN_ORDER = 'timestamp DESC, run_id DESC';
 
-const RUN_TOTALS = 'loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names';
-// Running runs come to a page whole from phase one, which reads them anyway (they are few); finished runs
-// come as keys, with empty values in these columns, and their rows in phase two.
-const LIVE_COLUMNS = `project_id, version, agent_name, input, metadata, ${RUN_TOTALS}`;
-const NO_LIVE_COLUMNS = "project_id, 0, '', '', [], false, NULL, 0, 0, 0, 0, []";
-
 /**
- * Phase one of a page, in one statement: the runs at [offset, offset + limit), newest first, each with the
- * number of runs that match in all. The finished side is read in primary-key order and stops after
+ * Phase one of a page, in one statement: the keys of the runs at [offset, offset + limit), newest first, each
+ * with the number of runs that match in all. The finished side is read in primary-key order and stops after
  * offset + limit keys (WITH TIES keeps every run sharing the last start time, which the ids then order). The
  * live side, the running runs, is read and anti-joined once: a window function counts its rows before the
- * LIMIT, and the outer one carries that count to every row of the page. Read-in-order buffering is off: with a
+ * LIMIT, and the outer one carries that count to every key of the page. Read-in-order buffering is off: with a
  * LIMIT it reads far ahead of the few granules a page needs.
  */
 export const selectPageKeys = (filters: readonly RunFilter[]) => `
-  SELECT timestamp, run_id AS id, live, ${countFinished(filters)} + max(live_total) OVER () AS total, ${LIVE_COLUMNS}
+  SELECT timestamp, run_id AS id, live, ${countFinished(filters)} + max(live_total) OVER () AS total
   FROM (
-    SELECT timestamp, toString(id) AS run_id, true AS live, count() OVER () AS live_total, ${LIVE_COLUMNS}
+    SELECT timestamp, toString(id) AS run_id, true AS live, count() OVER () AS live_total
     ${selectLive(filters)}
     ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
     UNION ALL
-    SELECT timestamp, toString(id) AS run_id, false AS live, 0 AS live_total, ${NO_LIVE_COLUMNS} FROM runs
+    SELECT timestamp, toString(id) AS run_id, false AS live, 0 AS live_total FROM runs
     WHERE ${inWindow()}${andFilters(filters, 'finished')}
     ORDER BY timestamp DESC LIMIT {page_end:UInt64} WITH TIES
   )
@@ -134,14 +128,18 @@ export const selectPageKeys = (filters: readonly RunFilter[]) => `
   LIMIT {limit:UInt64} OFFSET {offset:UInt64}
   SETTINGS read_in_order_use_buffering = 0`;
 
-const PAGE_RANGE = `project_id = {project_id:UUID}
-    AND timestamp >= {first:DateTime64(3, 'UTC')} AND timestamp <= {last:DateTime64(3, 'UTC')}
-    AND id IN {ids:Array(UUID)}`;
+const RUN_COLUMNS = 'project_id, timestamp, id, agent_name, input, metadata, loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names';
+// A running run has none of these; it reads as placeholders of the same types, and `status` tells it apart.
+const FINISHED_COLUMNS = 'status, finished_at, duration_ms, output, termination_reason, termination_detail';
+const RUNNING_PLACEHOLDERS = "'running', toDateTime64(0, 3, 'UTC'), toUInt64(0), '', '', ''";
+const pageRange = (side: 'finished' | 'live') => `project_id = {project_id:UUID}
+    AND timestamp >= {${side}_first:DateTime64(3, 'UTC')} AND timestamp <= {${side}_last:DateTime64(3, 'UTC')}
+    AND id IN {${side}_ids:Array(UUID)}`;
 
-/** Phase two: the whole rows of a page's finished runs, found through the primary key (the page's time range) and ids. */
-export const SELECT_PAGE_FINISHED_ROWS = `
-  SELECT project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output,
-         termination_reason, termination_detail, metadata, ${RUN_TOTALS}
-  FROM runs
-  WHERE ${PAGE_RANGE}`;
-
+/**
+ * Phase two, in one statement: the whole rows of a page's keys, found through the primary key (each side's time
+ * range) and ids: finished runs from `runs`, running ones from `live_runs`. Only the sides the page has.
+ */
+export const selectPageRows = (sides: readonly ('finished' | 'live')[]) => sides.map((side) => side === 'finished'
+  ? `SELECT ${RUN_COLUMNS}, ${FINISHED_COLUMNS} FROM runs WHERE ${pageRange('finished')}`
+  : `SELECT ${RUN_COLUMNS}, ${RUNNING_PLACEHOLDERS} FROM live_runs FINAL WHERE ${pageRange('live')}`).join('\n  UNION ALL\n  ');

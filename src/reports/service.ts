@@ -2,7 +2,7 @@
 import type { Clock } from '../clock';
 import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import { AppError } from '../http/errors';
-import { toRun, type FinishedRunRow, type LiveRunRow, type Run, type RunStatus } from '../runs/model';
+import { toRun, type FinishedRunRow, type Run, type RunColumns, type RunStatus } from '../runs/model';
 import * as q from './queries';
 import { reportShape, wholeHourParams } from './rollups';
 
@@ -72,29 +72,39 @@ const isCurrent = (row: { is_current: unknown }) => row.is_current === true || r
 // Agent names sort by their bytes (code points), as ClickHouse and Postgres' C collation would.
 const byCodePoints = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-/** A row of a page's first phase: a running run whole, or a finished run's key. */
-type PageEntry = LiveRunRow & { live: boolean | number; total: number };
-const isLive = (entry: PageEntry) => entry.live === true || entry.live === 1;
+/** A key of a page's first phase: a finished or a running run's, with the number of runs that match. */
+type PageKey = { timestamp: string; id: string; live: boolean | number; total: number };
+/** A row of a page's second phase: a finished run, or a running one with placeholders for the finished columns. */
+type PageRow = FinishedRunRow | (Omit<FinishedRunRow, 'status'> & { status: 'running' });
+const isLive = (key: PageKey) => key.live === true || key.live === 1;
 const keyOf = (row: { timestamp: string; id: string }) => `${row.timestamp}|${row.id}`;
+
+/** A page row as stored: a running run's without the placeholders. */
+function storedRow(row: PageRow): FinishedRunRow | RunColumns {
+  if (row.status !== 'running') return row;
+  const { status: _status, finished_at: _finishedAt, duration_ms: _duration, output: _output, termination_reason: _reason, termination_detail: _detail, ...live } = row;
+  return live;
+}
 
 export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLimits) {
   const query = <Row>(name: string, sql: string, params: Record<string, unknown>) => ch.query<Row>({ name, sql, params, limits });
 
-  /** Phase two of a page: the whole rows of its finished runs; the page in the first phase's order. */
-  async function readPageRows(projectId: string, entries: readonly PageEntry[]): Promise<Run[]> {
-    const keys = entries.filter((entry) => !isLive(entry));
-    const rows = keys.length === 0 ? [] : await query<FinishedRunRow>('reports.page_finished_rows', q.SELECT_PAGE_FINISHED_ROWS, {
-      project_id: projectId,
+  /** Phase two of a page: the whole rows of its keys, in the keys' order. */
+  async function readPageRows(projectId: string, keys: readonly PageKey[]): Promise<Run[]> {
+    const sides = { finished: keys.filter((key) => !isLive(key)), live: keys.filter(isLive) };
+    const present = (['finished', 'live'] as const).filter((side) => sides[side].length > 0);
+    if (present.length === 0) return [];
+    const params: Record<string, unknown> = { project_id: projectId };
+    for (const side of present) {
       // Keys are newest first.
-      first: keys[keys.length - 1].timestamp,
-      last: keys[0].timestamp,
-      ids: keys.map((key) => key.id),
-    });
-    const finished = new Map(rows.map((row) => [keyOf(row), row]));
-    return entries.flatMap((entry) => {
-      const row = isLive(entry) ? entry : finished.get(keyOf(entry));
-      // A key whose row is gone by the second phase (its partition dropped by the TTL) is skipped.
-      return row ? [toRun(row)] : [];
+      Object.assign(params, { [`${side}_first`]: sides[side].at(-1)!.timestamp, [`${side}_last`]: sides[side][0].timestamp, [`${side}_ids`]: sides[side].map((key) => key.id) });
+    }
+    const rows = new Map((await query<PageRow>('reports.page_rows', q.selectPageRows(present), params)).map((row) => [keyOf(row), row]));
+    return keys.flatMap((key) => {
+      const row = rows.get(keyOf(key));
+      // A key whose row is gone by the second phase (a running run's tombstone merged away, a partition dropped
+      // by the TTL) is skipped.
+      return row ? [toRun(storedRow(row))] : [];
     });
   }
 
@@ -137,12 +147,12 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
         window_end: toClickHouseTime(window.to),
         ...Object.fromEntries(used.map((filter) => [filter, filters[filter]])),
       };
-      const entries = await query<PageEntry>('reports.runs_page_keys', q.selectPageKeys(used), {
+      const keys = await query<PageKey>('reports.runs_page_keys', q.selectPageKeys(used), {
         ...params, limit: page.limit, offset: page.offset, page_end: page.offset + page.limit,
       });
-      // Each entry carries the total; a page past the last run has none to carry it.
-      const total = entries.length > 0 ? entries[0].total : (await query<{ total: number }>('reports.runs_count', q.countRuns(used), params))[0].total;
-      return { runs: await readPageRows(projectId, entries), total: Number(total) };
+      // Each key carries the total; a page past the last run has none to carry it.
+      const total = keys.length > 0 ? keys[0].total : (await query<{ total: number }>('reports.runs_count', q.countRuns(used), params))[0].total;
+      return { runs: await readPageRows(projectId, keys), total: Number(total) };
     },
   };
 }

@@ -83,8 +83,11 @@ export interface LiveRunRow extends RunTotals {
   metadata: number[];
 }
 
+/** The columns every run has, running or finished. */
+export type RunColumns = Omit<LiveRunRow, 'version' | 'finished'>;
+
 /** A row of `runs`: a finished run, written once. */
-export interface FinishedRunRow extends Omit<LiveRunRow, 'version' | 'finished'> {
+export interface FinishedRunRow extends RunColumns {
   status: Exclude<RunStatus, 'running'>;
   finished_at: string;
   duration_ms: number;
@@ -115,7 +118,7 @@ export interface StepRow {
 const isoFrom = (clickHouseTime: string) => fromClickHouseTime(clickHouseTime).toISOString();
 
 /** Either kind of row, as stored, to the API's run. */
-export function toRun(row: LiveRunRow | FinishedRunRow): Run {
+export function toRun(row: RunColumns | FinishedRunRow): Run {
   const finished = 'status' in row ? row : undefined;
   return {
     id: row.id,
