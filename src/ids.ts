@@ -1,8 +1,24 @@
 // Identifiers: UUIDv7, so that ids sort by creation time and index well.
 import { randomBytes } from 'node:crypto';
 
+// Random bytes are drawn a block at a time: one call into the system's generator per 256 ids rather than one
+// per id (a batch of 1000 runs with server-chosen ids spent a tenth of its JavaScript time in those calls).
+const IDS_PER_BLOCK = 256;
+let block = Buffer.alloc(0);
+let used = 0;
+
+function sixteenRandomBytes(): Buffer {
+  if (used === block.length) {
+    block = randomBytes(16 * IDS_PER_BLOCK);
+    used = 0;
+  }
+  used += 16;
+  // A view of the block: each 16 bytes are handed out once, and a new block replaces this one when it runs out.
+  return block.subarray(used - 16, used);
+}
+
 export function uuidv7(at: number = Date.now()): string {
-  const bytes = randomBytes(16);
+  const bytes = sixteenRandomBytes();
   bytes.writeUIntBE(at, 0, 6);
   bytes[6] = (bytes[6] & 0x0f) | 0x70;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
