@@ -78,7 +78,9 @@ function fromBodyParserError(error: { type?: string; message?: string }): AppErr
     case 'charset.unsupported':
       return new AppError(415, 'unsupported_media_type', 'unsupported body encoding');
     default:
-      return undefined;
+      // Any other 400 of the body parser, untyped: a body it could not read, such as a gzip stream that does
+      // not decompress.
+      return (error as { status?: unknown }).status === 400 ? new AppError(400, 'malformed_json', 'request body could not be decoded') : undefined;
   }
 }
 

@@ -86,6 +86,17 @@ describe('ingest routes on the lean transport', () => {
     });
   });
 
+  it('answers a gzip body that does not decompress with 400, not 500', async () => {
+    await withServer(async (base) => {
+      const res = await fetch(`${base}/ingest/agent/runs`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', ...auth() },
+        body: Buffer.concat([gzipSync(JSON.stringify({ agent_name: 'zipped' })).subarray(0, 12), Buffer.from('not gzip at all')]),
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('malformed_json');
+    });
+  });
+
   it('reads off a chunked body over the limit, answers 413, and keeps the connection usable', async () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     await withServer(async (_base, port) => {
