@@ -19,7 +19,22 @@ const SELECT_STALE_LIVE_RUNS = `
       WHERE timestamp >= (SELECT min(timestamp) FROM live_runs) AND timestamp < {cutoff:DateTime64(3, 'UTC')})
   LIMIT ${BATCH}`;
 
-/** One pass: returns the runs it marked, and the live rows they had (to be retired). */
+// Live rows of runs that have a finished row: the finish answers before it marks the live row, so a mark lost
+// to a failed write or a stopped process leaves one behind. Reports count such a run once all the same (they
+// anti-join it); marking it again keeps live_runs as small as the set of running runs.
+const SELECT_FINISHED_LIVE_RUNS = `
+  SELECT project_id, timestamp, id, version, finished, agent_name, input, metadata, loop_detected, loop_step_index,
+         total_steps, total_tokens, total_cost_usd, tool_calls, tool_names
+  FROM live_runs FINAL
+  WHERE (project_id, timestamp, id) IN (
+    SELECT project_id, timestamp, id FROM runs
+    WHERE (project_id, timestamp, id) IN (SELECT project_id, timestamp, id FROM live_runs FINAL))
+  LIMIT ${BATCH}`;
+
+/**
+ * One pass: returns the runs it marked abandoned, and the live rows to retire: theirs, and those of runs that
+ * finished without their live row being marked.
+ */
 export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abandonAfterSeconds: number): Promise<{ runs: Run[]; live: LiveRunRow[] }> {
   const now = clock.now();
   const cutoff = new Date(now.getTime() - abandonAfterSeconds * 1000);
@@ -27,7 +42,8 @@ export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abando
   // The mark comes after the cutoff, so the duration is at least RUN_ABANDON_AFTER.
   const rows = stale.map((live) => finishedRowOf(live, pickTotals(live), { status: 'abandoned' }, now));
   await ch.insert('runs', rows);
-  return { runs: rows.map(toRun), live: stale };
+  const unmarked = await ch.query<LiveRunRow>({ name: 'abandon.finished_live', sql: SELECT_FINISHED_LIVE_RUNS });
+  return { runs: rows.map(toRun), live: [...stale, ...unmarked] };
 }
 
 /** Runs a pass now and then every interval; returns the stop function. */
