@@ -1,9 +1,8 @@
 // The abandon job (contract §6): a run still running RUN_ABANDON_AFTER after its start becomes `abandoned`.
-import { toClickHouseTime } from '../../src/db/clickhouse';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, finishedRowCount, getRun, liveRowCount, llm, postFinish, postSteps, readRun, startRun, TEST_ENV, tool, type Started,
+  at, expectError, finishedRowCount, getRun, insertFinishedRowOnly, liveRowCount, llm, postFinish, postSteps, readRun, startRun, TEST_ENV, tool, type Started,
 } from './run-helpers';
 
 let app: TestApp;
@@ -124,11 +123,7 @@ it('retires an abandoned run from live_runs, so running runs are live_runs FINAL
 it('marks again the live row of a run that finished without its mark (a lost tombstone)', async () => {
   const { project, key } = await setUpProject(app);
   const run = await startRun(app, key, { agent_name: 'lost-mark' });
-  // The finish's first write only: the finished row, with no mark on the live row after it.
-  const start = toClickHouseTime(new Date(run.timestamp));
-  await app.stores.ch.insert('runs', [{
-    project_id: project.id, timestamp: start, id: run.id, agent_name: 'lost-mark', status: 'completed', finished_at: start, duration_ms: 0, termination_reason: 'completed',
-  }]);
+  await insertFinishedRowOnly(app, project.id, { ...run, agentName: 'lost-mark' });
   expect(await liveRowCount(app, project.id, run.id)).toBe(1);
   const marked = await pass();
   await app.ingest.drain();

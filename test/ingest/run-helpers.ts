@@ -1,4 +1,5 @@
 // Shared helpers of the ingest and run-read tests: calls through the real HTTP API, step builders, row counts.
+import { toClickHouseTime } from '../../src/db/clickhouse';
 import type { TestApp } from '../support/app';
 
 export { expectError, expectFieldError, TIMESTAMP, UUID_V7 } from '../support/assertions';
@@ -73,6 +74,18 @@ export async function liveRowCount(app: TestApp, projectId: string, id: string):
     params: { project_id: projectId, id },
   });
   return Number(row.n);
+}
+
+/**
+ * The finish's first write alone: the run's finished row (completed, after `durationMs`), with no mark on its
+ * live row after it, as when that mark's write is lost.
+ */
+export async function insertFinishedRowOnly(app: TestApp, projectId: string, run: Started & { agentName: string }, durationMs = 0): Promise<void> {
+  const start = new Date(run.timestamp);
+  await app.stores.ch.insert('runs', [{
+    project_id: projectId, timestamp: toClickHouseTime(start), id: run.id, agent_name: run.agentName, status: 'completed',
+    finished_at: toClickHouseTime(new Date(start.getTime() + durationMs)), duration_ms: durationMs, termination_reason: 'completed',
+  }]);
 }
 
 /** A start time `offsetMs` away from the server's clock, as RFC 3339 with milliseconds. */

@@ -1,9 +1,9 @@
 // A run caught between its finished row and its tombstone (the instant between the finish's two writes, or for
 // longer when the tombstone's write failed) is in `runs` and still live: every report counts it once, finished.
-import { toClickHouseTime } from '../../src/db/clickhouse';
 import { signalReader } from '../../src/reports/signals';
 import { startTestApp, type TestApp } from '../support/app';
 import { bearer, setUpProject } from '../support/fixtures';
+import { insertFinishedRowOnly } from '../ingest/run-helpers';
 import { MINUTE } from './dataset';
 
 let app: TestApp;
@@ -23,12 +23,7 @@ beforeAll(async () => {
     (await app.http.post('/ingest/agent/runs').set(bearer(key))
       .send({ agent_name: 'planner', timestamp: iso(new Date(now.getTime() - minutesAgo * MINUTE)) }).expect(201)).body as { id: string; timestamp: string };
   const [caught] = [await started(30), await started(20)];
-  // The finish's first write only: the finished row, with no tombstone after it.
-  const start = new Date(caught.timestamp);
-  await app.stores.ch.insert('runs', [{
-    project_id: projectId, timestamp: toClickHouseTime(start), id: caught.id, agent_name: 'planner', status: 'completed',
-    finished_at: toClickHouseTime(new Date(start.getTime() + 5000)), duration_ms: 5000, termination_reason: 'completed',
-  }]);
+  await insertFinishedRowOnly(app, projectId, { ...caught, agentName: 'planner' }, 5000);
 });
 afterAll(() => app.close());
 
