@@ -4,7 +4,7 @@ import { OUTSIDE_WHOLE_HOURS, selectFromRollups, type ReportShape } from './roll
 import {
   combinePartials, partialsOf, selectMeasures, selectPartials, type Measure, type PartialAggregate, type RollupPartial,
 } from './signals';
-import { WINDOW, finishedRunsOfWindow, inWindow, liveNotFinished, runsOfWindow, timeParam } from './window-runs';
+import { finishedRunsOfWindow, inWindow, liveNotFinished, runsOfWindow, timeParam } from './window-runs';
 
 export const SUMMARY_MEASURES = [
   'total_runs', 'completed_runs', 'completion_rate', 'loop_runs', 'loop_rate', 'avg_cost_usd', 'avg_tokens',
@@ -48,7 +48,7 @@ function selectGroupPartials(keys: Record<string, string>, measures: readonly Me
       SELECT * FROM (${selectFromRollups(`${keyColumns}, ${selectPartials(partials, 'rollup')}`, filters, names)})
       UNION ALL
       SELECT ${keyColumns}, ${selectPartials(partials, 'raw')}
-      FROM (${runsOfWindow(WINDOW, OUTSIDE_WHOLE_HOURS)}) ${whereAll(filters)}
+      FROM (${runsOfWindow(OUTSIDE_WHOLE_HOURS)}) ${whereAll(filters)}
       GROUP BY ${names})
     GROUP BY ${names}`;
 }

@@ -59,10 +59,6 @@ const windowParams = (projectId: string, windows: ReportWindows) => ({
   ...wholeHourParams(windows.previous, windows.current),
 });
 
-function emptyEntry<K extends string>(fields: readonly K[]): Record<K, number> {
-  return Object.fromEntries(fields.map((field) => [field, 0])) as Record<K, number>;
-}
-
 function toEntry<K extends string>(fields: readonly K[], row: Record<string, unknown> | undefined): Record<K, number> {
   return Object.fromEntries(fields.map((field) => [field, Number(row?.[field] ?? 0)])) as Record<K, number>;
 }
@@ -130,7 +126,7 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
       );
       const byAgent = new Map<string, HealthEntry>();
       for (const row of rows) {
-        const entry = byAgent.get(row.agent_name) ?? { agent_name: row.agent_name, prev_total_runs: 0, ...emptyEntry(q.HEALTH_MEASURES) };
+        const entry = byAgent.get(row.agent_name) ?? { agent_name: row.agent_name, prev_total_runs: 0, ...toEntry(q.HEALTH_MEASURES, undefined) };
         if (isCurrent(row)) Object.assign(entry, toEntry(q.HEALTH_MEASURES, row));
         else entry.prev_total_runs = Number(row.total_runs);
         byAgent.set(row.agent_name, entry);
