@@ -67,6 +67,13 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
     }
   }
 
+  /** When a run finished: as sent, else now; never before its start (a run starting up to 5 minutes ahead, finished now, would be). */
+  function finishTime(start: Date, sent: Date | undefined, now: Date): Date {
+    const finishedAt = sent ?? now;
+    if (finishedAt < start) throw fieldError('finished_at', 'must not be before timestamp');
+    return finishedAt;
+  }
+
   function liveRow(projectId: string, id: string, timestamp: Date, input: StartInput, totals = totalsOf([], null, loopThresholds)): LiveRunRow {
     return {
       project_id: projectId, timestamp: toClickHouseTime(timestamp), id, version: 0, finished: 0,
@@ -143,8 +150,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
           if (live.status === input.status) return toRun(live);
           throw conflict(`the run already finished with status ${live.status}`);
         }
-        const finishedAt = input.finished_at ?? clock.now();
-        if (finishedAt < key.timestamp) throw fieldError('finished_at', 'must not be before timestamp');
+        const finishedAt = finishTime(key.timestamp, input.finished_at, clock.now());
         const incoming = stepRows(key, input.steps);
         const row = finishedRowOf(live, await totalsAfter(key, live, incoming), input, finishedAt);
         // Steps first, so that a finished run never lacks the steps its totals count.
@@ -165,7 +171,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       const now = clock.now();
       const results: ({ id: string; timestamp: string } | { error: { code: string; message: string } })[] = [];
       const starts: LiveRunRow[] = [];
-      const whole: { key: RunKey; item: WholeRunItem; clientChosenId: boolean }[] = [];
+      const whole: { key: RunKey; item: WholeRunItem; finishedAt: Date; clientChosenId: boolean }[] = [];
       for (const raw of items) {
         try {
           const parsed = batchItem.safeParse(raw);
@@ -173,10 +179,11 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
           const item = parsed.data;
           const timestamp = item.timestamp ?? now;
           checkStartTime(timestamp, now, item.status === undefined);
-          if (item.finished_at && item.finished_at < timestamp) throw fieldError('finished_at', 'must not be before timestamp');
           const id = (item.id ?? uuidv7(now.getTime())).toLowerCase();
-          if (isWholeRun(item)) whole.push({ key: { projectId, id, timestamp }, item, clientChosenId: item.id !== undefined });
-          else starts.push(liveRow(projectId, id, timestamp, item));
+          if (isWholeRun(item)) {
+            const finishedAt = finishTime(timestamp, item.finished_at, now);
+            whole.push({ key: { projectId, id, timestamp }, item, finishedAt, clientChosenId: item.id !== undefined });
+          } else starts.push(liveRow(projectId, id, timestamp, item));
           results.push({ id, timestamp: timestamp.toISOString() });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
@@ -186,10 +193,10 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       // Runs whose id the client chose may be in flight elsewhere (a retry, a finish): they take the finish's lock.
       const retriableKeys = whole.filter((run) => run.clientChosenId).map((run) => lockKey(run.key));
       const finishedRows = await runLock.runAll(retriableKeys, async () => {
-        const fresh = (await unrecordedRuns(whole)).map(({ key, item }) => ({ key, item, steps: stepRows(key, item.steps) }));
-        const rows = fresh.map(({ key, item, steps }) => {
+        const fresh = (await unrecordedRuns(whole)).map((run) => ({ ...run, steps: stepRows(run.key, run.item.steps) }));
+        const rows = fresh.map(({ key, item, finishedAt, steps }) => {
           const totals = totalsOf(mergeSteps([], steps), null, loopThresholds);
-          return finishedRowOf(liveRow(projectId, key.id, key.timestamp, item, totals), totals, item, item.finished_at ?? now);
+          return finishedRowOf(liveRow(projectId, key.id, key.timestamp, item, totals), totals, item, finishedAt);
         });
         await Promise.all([writers.live.write(starts), writers.steps.write(fresh.flatMap(({ steps }) => steps))]);
         await writers.finished.write(rows);

@@ -194,6 +194,16 @@ describe('partial success', () => {
     expect(res.body.results[2]).toEqual({ id, timestamp });
     expect(await readRun(app, key, project.id, { id, timestamp })).toMatchObject({ total_cost_usd: 0.5 });
   });
+
+  it('a whole run starting ahead of now, finished at the default "now", fails only its own item', async () => {
+    const { project, key } = await setUpProject(app);
+    const good = { agent_name: 'good', id: randomUUID(), timestamp: at(app, -1000), status: 'completed' };
+    const res = await postBatch(app, key, [{ agent_name: 'ahead', timestamp: at(app, 60_000), status: 'completed' }, good]);
+    expect(res.status).toBe(200);
+    expect(res.body.results[0]).toEqual({ error: { code: 'validation_failed', message: expect.stringContaining('finished_at') } });
+    expect(res.body.results[1]).toEqual({ id: good.id, timestamp: good.timestamp });
+    expect(await readRun(app, key, project.id, good)).toMatchObject({ status: 'completed' });
+  });
 });
 
 describe('failures of the whole batch', () => {
