@@ -1,7 +1,9 @@
 // Zod building blocks shared by every capability's route declarations.
 import { z } from 'zod';
 
-export const uuid = z.uuid({ message: 'must be a UUID' });
+// Ids are compared as strings (API keys' projects, lookups by key), so every UUID is taken in its canonical
+// lower case, whatever the case it was sent in.
+export const uuid = z.uuid({ message: 'must be a UUID' }).toLowerCase();
 
 /** RFC 3339 with an offset (`Z` or `±hh:mm`), parsed to a Date; anything else is refused. */
 export const timestamp = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 timestamp with an offset' }).transform((text) => new Date(text));

@@ -25,13 +25,13 @@ export function ingestRoutes(ingest: IngestService, bodyLimit: number) {
       method: 'post', path: '/ingest/agent/runs/:runID/steps', tag, summary: 'Append steps to a running run',
       transport: 'lean', auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: stepsBody, response: stepsResult,
       handler: ({ caller, params, body }) =>
-        ingest.appendSteps({ projectId: caller.projectId, id: params.runID.toLowerCase(), timestamp: body.timestamp }, body.steps),
+        ingest.appendSteps({ projectId: caller.projectId, id: params.runID, timestamp: body.timestamp }, body.steps),
     }),
     defineRoute({
       method: 'post', path: '/ingest/agent/runs/:runID/finish', tag, summary: 'Finish a run',
       transport: 'lean', auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: finishBody, response: runSchema,
       handler: ({ caller, params, body }) =>
-        ingest.finish({ projectId: caller.projectId, id: params.runID.toLowerCase(), timestamp: body.timestamp }, body),
+        ingest.finish({ projectId: caller.projectId, id: params.runID, timestamp: body.timestamp }, body),
     }),
   ];
 }

@@ -122,7 +122,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       const now = clock.now();
       const timestamp = input.timestamp ?? now;
       checkStartTime(timestamp, now, true);
-      const id = (input.id ?? uuidv7(now.getTime())).toLowerCase();
+      const id = input.id ?? uuidv7(now.getTime());
       await writers.live.write([liveRow(projectId, id, timestamp, input)]);
       return { id, timestamp: timestamp.toISOString() };
     },
@@ -179,7 +179,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
           const item = parsed.data;
           const timestamp = item.timestamp ?? now;
           checkStartTime(timestamp, now, item.status === undefined);
-          const id = (item.id ?? uuidv7(now.getTime())).toLowerCase();
+          const id = item.id ?? uuidv7(now.getTime());
           if (isWholeRun(item)) {
             const finishedAt = finishTime(timestamp, item.finished_at, now);
             whole.push({ key: { projectId, id, timestamp }, item, finishedAt, clientChosenId: item.id !== undefined });

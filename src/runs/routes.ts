@@ -16,7 +16,7 @@ export function runRoutes(runs: RunStore) {
       summary: 'One run in its latest state; `timestamp` (its start time) makes the lookup direct',
       auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp: timestamp.optional() }), response: runSchema,
       handler: async ({ params, query }) => {
-        const row = await runs.findLatest(params.projectID, params.runID.toLowerCase(), query.timestamp);
+        const row = await runs.findLatest(params.projectID, params.runID, query.timestamp);
         if (!row) throw notFound('run');
         return toRun(row);
       },
@@ -25,7 +25,7 @@ export function runRoutes(runs: RunStore) {
       method: 'get', path: '/projects/:projectID/agent/runs/:runID/steps', tag, summary: "A run's steps, by index",
       auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp }), response: z.array(stepOutSchema),
       handler: async ({ params, query }) => {
-        const key = { projectId: params.projectID, id: params.runID.toLowerCase(), timestamp: query.timestamp };
+        const key = { projectId: params.projectID, id: params.runID, timestamp: query.timestamp };
         if (!(await runs.findLatest(key.projectId, key.id, key.timestamp))) throw notFound('run');
         return (await runs.readSteps(key)).map(toStep);
       },

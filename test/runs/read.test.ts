@@ -50,6 +50,17 @@ describe('GET run', () => {
     }
   });
 
+  it('takes the project id in any case, with the project\'s key and with a member\'s session', async () => {
+    const { project, key, admin } = await setUpProject(app);
+    const run = await startRun(app, key, { timestamp: at(app, -7000) });
+    const upper = project.id.toUpperCase();
+    expect((await getRun(app, key, upper, run.id, run.timestamp)).body.id).toBe(run.id);
+    const bySession = await app.http.get(runPath(upper, run.id)).query({ timestamp: run.timestamp }).set(bearer(admin.token));
+    expect([bySession.status, bySession.body.id]).toEqual([200, run.id]);
+    const list = await app.http.get(`/projects/${upper}/agent/runs`).set(keyAuth(key));
+    expect([list.status, list.headers['x-total-count']]).toEqual([200, '1']);
+  });
+
   it('answers 404 for an unknown run, and for a known run with another timestamp', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key, { timestamp: at(app, -7000) });
