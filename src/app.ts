@@ -45,10 +45,12 @@ function requestLogger(log: Logger) {
 }
 
 function openApiRoute(routes: RouteDefinition[]) {
+  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   return defineRoute({
     method: 'get', path: '/openapi.json', tag: 'Meta', summary: 'This OpenAPI 3.1 document', auth: { kind: 'public' },
     response: z.record(z.string(), z.unknown()),
-    handler: async () => buildOpenApiDocument(routes, '0.1.0'),
+    // The routes are fixed once the app is built: the document is built on first request, then served as is.
+    handler: async () => (document ??= buildOpenApiDocument(routes, '0.1.0')),
   });
 }
 

@@ -65,15 +65,18 @@ export const errorSchema = z.object({
   }),
 });
 
+export const payloadTooLarge = () => new AppError(413, 'payload_too_large', 'request body is too large');
+export const malformedJson = () => new AppError(400, 'malformed_json', 'request body is not valid JSON');
+
 /** Body-parser failures carry a `type`; they become the contract's 400/413/415. So does an undecodable path. */
 function fromBodyParserError(error: { type?: string; message?: string }): AppError | undefined {
   // The router could not percent-decode a path parameter.
   if (error instanceof URIError) return new AppError(400, 'invalid_id', 'a path parameter is not valid percent-encoding');
   switch (error.type) {
     case 'entity.parse.failed':
-      return new AppError(400, 'malformed_json', 'request body is not valid JSON');
+      return malformedJson();
     case 'entity.too.large':
-      return new AppError(413, 'payload_too_large', 'request body is too large');
+      return payloadTooLarge();
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new AppError(415, 'unsupported_media_type', 'unsupported body encoding');

@@ -4,7 +4,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import type { Logger } from 'pino';
-import { AppError, errorBody, toAppError } from './errors';
+import { errorBody, malformedJson, payloadTooLarge, toAppError } from './errors';
 import { assignRequestId, logLevelFor } from './request-log';
 import { hasBody, runRoute, type MountOptions, type RouteDefinition } from './route';
 
@@ -50,8 +50,6 @@ function isPlainJson(req: IncomingMessage): boolean {
   return !hasBody(req) || PLAIN_JSON.test(req.headers['content-type'] ?? '');
 }
 
-const payloadTooLarge = () => new AppError(413, 'payload_too_large', 'request body is too large');
-const malformedJson = () => new AppError(400, 'malformed_json', 'request body is not valid JSON');
 
 /** The body, or undefined when there is none. Over the limit, the rest is read off (keeping the connection usable) and 413 follows. */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
