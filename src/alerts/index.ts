@@ -38,4 +38,3 @@ export function createAlerts({ stores, clock, log, queryLimits, denyPrivateUrls 
   };
 }
 
-export { startAlertEvaluator } from './evaluator';

@@ -47,7 +47,3 @@ export const POSTPONE = `
   UPDATE alert_deliveries SET next_attempt_at = $2, updated_at = $3
   WHERE event_id = $1 AND status = 'queued'`;
 
-/** Not to be sent at all (a resolved event of a rule that no longer sends resolved ones). */
-export const MARK_SUPPRESSED = `
-  UPDATE alert_deliveries SET status = 'suppressed', updated_at = $2
-  WHERE event_id = $1 AND status = 'queued'`;

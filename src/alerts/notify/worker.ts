@@ -4,10 +4,11 @@ import { mapLimited, runEvery } from '../../background';
 import type { Clock } from '../../clock';
 import type { Config } from '../../config';
 import type { Sql } from '../../db/postgres';
+import { suppressDelivery } from '../delivery-queue';
 import { sendsResolved, type AlertEventRow, type AlertRuleRow, type Channel } from '../model';
 import { assertPublicUrl } from '../url-safety';
 import {
-  CLAIM_DUE_DELIVERIES, CLAIM_LEASE_MS, MARK_SENT, MARK_SUPPRESSED, POSTPONE, RECORD_FAILED_ATTEMPT, SELECT_EVENTS, SELECT_RULES,
+  CLAIM_DUE_DELIVERIES, CLAIM_LEASE_MS, MARK_SENT, POSTPONE, RECORD_FAILED_ATTEMPT, SELECT_EVENTS, SELECT_RULES,
 } from './queries';
 import { decideRetry } from './retry';
 import { buildSlackRequest, SlackPacer } from './slack';
@@ -121,7 +122,8 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
         report.postponed++;
         return;
       case 'suppressed':
-        await pg.query(MARK_SUPPRESSED, [event.id, now]);
+        // Not to be sent at all (a resolved event of a rule that no longer sends resolved ones).
+        await suppressDelivery(pg, event.id, now);
         report.suppressed++;
         return;
       case 'retry': {
