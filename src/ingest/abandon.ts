@@ -4,7 +4,7 @@ import { runEvery } from '../background';
 import type { Clock } from '../clock';
 import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { toRun, type LiveRunRow, type Run } from '../runs/model';
-import { finishedRowOf, pickTotals } from './derive';
+import { finishedRowOf } from './derive';
 
 const BATCH = 10_000;
 
@@ -40,7 +40,7 @@ export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abando
   const cutoff = new Date(now.getTime() - abandonAfterSeconds * 1000);
   const stale = await ch.query<LiveRunRow>({ name: 'abandon.stale', sql: SELECT_STALE_LIVE_RUNS, params: { cutoff: toClickHouseTime(cutoff) } });
   // The mark comes after the cutoff, so the duration is at least RUN_ABANDON_AFTER.
-  const rows = stale.map((live) => finishedRowOf(live, pickTotals(live), { status: 'abandoned' }, now));
+  const rows = stale.map((live) => finishedRowOf(live, live, { status: 'abandoned' }, now));
   await ch.insert('runs', rows);
   const unmarked = await ch.query<LiveRunRow>({ name: 'abandon.finished_live', sql: SELECT_FINISHED_LIVE_RUNS });
   return { runs: rows.map(toRun), live: [...stale, ...unmarked] };

@@ -61,12 +61,6 @@ export function totalsOf(steps: readonly CountedStep[], earlierLoopIndex: number
   };
 }
 
-/** The totals a live row carries. */
-export function pickTotals(row: RunTotals): RunTotals {
-  const { loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names } = row;
-  return { loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names };
-}
-
 /** How a run ended: a finish call's fields, or the abandon job's bare status. */
 export type Outcome = Partial<Omit<FinishInput, 'timestamp' | 'steps' | 'status'>> & { status: FinishedRunRow['status'] };
 

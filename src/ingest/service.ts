@@ -8,7 +8,7 @@ import { toRun, type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, 
 import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
 import { abandonStaleRuns } from './abandon';
 import { Batcher, tableWriter } from './batcher';
-import { finishedRowOf, mergeSteps, nextVersion, pickTotals, toStepRow, totalsOf } from './derive';
+import { finishedRowOf, mergeSteps, nextVersion, toStepRow, totalsOf } from './derive';
 import type { LoopThresholds } from './loops';
 import { KeyedLock } from './run-lock';
 import { batchItem, type BatchItem, type FinishInput, type StartInput, type StepInput } from './schemas';
@@ -90,7 +90,8 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
 
   /** The run's totals once the incoming steps are in; stored steps are read only when both sides have some. */
   async function totalsAfter(key: RunKey, live: LiveRunRow, incoming: StepRow[]): Promise<RunTotals> {
-    if (incoming.length === 0) return pickTotals(live);
+    // A live row carries its run's totals.
+    if (incoming.length === 0) return live;
     const stored = Number(live.total_steps) === 0 ? [] : await runs.readSteps(key);
     return totalsOf(mergeSteps(stored, incoming), live.loop_step_index, loopThresholds);
   }
