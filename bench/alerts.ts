@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import pino from 'pino';
 import { createApp } from '../src/app';
+import { formatWindow } from '../src/alerts/model';
 import { ManualClock } from '../src/clock';
 import { loadConfig } from '../src/config';
 import { closeStores, openStores } from '../src/db/stores';
@@ -57,8 +58,6 @@ const percentile = (values: number[], p: number) => {
   return sorted[low] + (sorted[Math.ceil(rank)] - sorted[low]) * (rank - low);
 };
 const ms = (value: number) => `${value.toFixed(1)} ms`;
-const windowLabel = (seconds: number) =>
-  seconds % 86_400 === 0 ? `${seconds / 86_400}d` : seconds % 3600 === 0 ? `${seconds / 3600}h` : `${seconds / 60}m`;
 
 async function main() {
   if (process.env.BENCH_REGENERATE === '1') fs.rmSync(DATA_DIR, { recursive: true, force: true });
@@ -176,7 +175,7 @@ async function main() {
         }
       }
       const row = {
-        window: windowLabel(windowSeconds), scope: agent ?? 'all agents',
+        window: formatWindow(windowSeconds), scope: agent ?? 'all agents',
         preview50: percentile(previews, 0.5), preview95: percentile(previews, 0.95),
         summary50: percentile(summaries, 0.5), summary95: percentile(summaries, 0.95),
       };

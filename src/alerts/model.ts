@@ -77,6 +77,18 @@ export function maskChannelConfig(channel: Channel, config: ChannelConfig): Chan
 /** Whether resolved events of this rule are notified (`send_resolved`, default true). */
 export const sendsResolved = (config: ChannelConfig): boolean => config.send_resolved !== false;
 
+/** Readable window lengths: the largest unit that divides the window (`5m`, `1h`, `30d`, `90s`). */
+export function formatWindow(seconds: number): string {
+  if (seconds > 0 && seconds % 86_400 === 0) return `${seconds / 86_400}d`;
+  if (seconds > 0 && seconds % 3600 === 0) return `${seconds / 3600}h`;
+  if (seconds > 0 && seconds % 60 === 0) return `${seconds / 60}m`;
+  return `${seconds}s`;
+}
+
+/** A scope as people read it: `agent planner · last 5m`, `all agents · last 1h` (the preview's, Slack's). */
+export const scopeLabel = (agentName: string | null, windowSeconds: number): string =>
+  `${agentName === null ? 'all agents' : `agent ${agentName}`} · last ${formatWindow(windowSeconds)}`;
+
 // ---- API shapes ------------------------------------------------------------------------------------------
 
 const webhookConfigOut = z.object({

@@ -6,7 +6,7 @@ import { AppError, invalidFields, notFound } from '../http/errors';
 import { scopeKey, type SignalReadings, type SignalScope } from '../reports/signals';
 import { nextEventId as nextId, recordResolution } from './episodes';
 import {
-  compare, isPerRunSignal, toAlertEvent, toAlertRule, toAlertRuleWithState,
+  compare, isPerRunSignal, scopeLabel, toAlertEvent, toAlertRule, toAlertRuleWithState,
   type AggregateRuleSignal, type AlertEventRow, type AlertRule, type AlertRuleRow, type DeliveryRow, type RuleDefinition,
 } from './model';
 import * as q from './queries';
@@ -29,17 +29,6 @@ export interface AlertRuleServiceDependencies {
   /** WEBHOOK_DENY_PRIVATE: refuse notification URLs on private or loopback addresses. */
   denyPrivateUrls: boolean;
 }
-
-/** Readable window lengths: the largest unit that divides the window (`5m`, `1h`, `30d`, `90s`). */
-export function formatWindow(seconds: number): string {
-  if (seconds > 0 && seconds % 86_400 === 0) return `${seconds / 86_400}d`;
-  if (seconds > 0 && seconds % 3600 === 0) return `${seconds / 3600}h`;
-  if (seconds > 0 && seconds % 60 === 0) return `${seconds / 60}m`;
-  return `${seconds}s`;
-}
-
-export const scopeLabel = (agentName: string | null, windowSeconds: number): string =>
-  `${agentName === null ? 'all agents' : `agent ${agentName}`} · last ${formatWindow(windowSeconds)}`;
 
 /** The fields whose change makes an open episode meaningless: it resolves with reason rule_updated. */
 const MEANING_FIELDS = ['class', 'signal', 'threshold', 'comparator', 'window_seconds', 'agent_name'] as const;

@@ -2,7 +2,8 @@
 import type { AlertEventRow, AlertRuleRow } from '../../src/alerts/model';
 import { backoffDelayMs, decideRetry, GIVE_UP_AFTER_MS, isRetryableStatus, parseRetryAfter } from '../../src/alerts/notify/retry';
 import { signWebhook, verifyWebhook } from '../../src/alerts/notify/signature';
-import { buildSlackMessage, eventLink, formatSignalValue, formatWindow, scopeLabel, SlackPacer } from '../../src/alerts/notify/slack';
+import { formatWindow } from '../../src/alerts/model';
+import { buildSlackMessage, eventLink, eventScopeLabel, formatSignalValue, SlackPacer } from '../../src/alerts/notify/slack';
 
 describe('Standard Webhooks signature', () => {
   // The specification's published test vector: a receiver's stock library must accept what we send.
@@ -111,9 +112,9 @@ describe('Slack message', () => {
   });
 
   it('labels the scope like the preview does, or names the run', () => {
-    expect(scopeLabel(rule, event)).toBe('agent planner · last 5m');
-    expect(scopeLabel({ ...rule, agent_name: null, window_seconds: 3600 }, event)).toBe('all agents · last 1h');
-    expect(scopeLabel({ ...rule, class: 'per_run' }, { ...event, run_id: 'r-1' })).toBe('agent planner · run r-1');
+    expect(eventScopeLabel(rule, event)).toBe('agent planner · last 5m');
+    expect(eventScopeLabel({ ...rule, agent_name: null, window_seconds: 3600 }, event)).toBe('all agents · last 1h');
+    expect(eventScopeLabel({ ...rule, class: 'per_run' }, { ...event, run_id: 'r-1' })).toBe('agent planner · run r-1');
   });
 
   it('links to the window or the run under PUBLIC_URL, and to nothing without it', () => {

@@ -1,5 +1,5 @@
 // The Slack channel: an incoming-webhook message (`text` + Block Kit `blocks`) for an alert event, and per-URL pacing.
-import type { AlertEventRow, AlertRuleRow, Comparator, SlackConfig } from '../model';
+import { scopeLabel, type AlertEventRow, type AlertRuleRow, type Comparator, type SlackConfig } from '../model';
 import type { OutgoingRequest } from './webhook';
 
 const COMPARATOR_SYMBOLS: Record<Comparator, string> = { gt: '>', gte: '≥', lt: '<', lte: '≤' };
@@ -16,19 +16,11 @@ export function formatSignalValue(signal: string, value: number): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
 
-/** `5m`, `1h`, `30d`: the largest whole unit. */
-export function formatWindow(seconds: number): string {
-  for (const [unit, size] of [['d', 86400], ['h', 3600], ['m', 60]] as const) {
-    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
-  }
-  return `${seconds}s`;
-}
-
-/** The preview's scope label (`agent planner · last 5m`, `all agents · last 1h`); per_run rules name the run. */
-export function scopeLabel(rule: AlertRuleRow, event: AlertEventRow): string {
+/** The event's scope: the preview's label for an aggregate rule; a per_run rule names the run instead of a window. */
+export function eventScopeLabel(rule: AlertRuleRow, event: AlertEventRow): string {
+  if (rule.class !== 'per_run') return scopeLabel(rule.agent_name, rule.window_seconds);
   const agents = rule.agent_name === null ? 'all agents' : `agent ${rule.agent_name}`;
-  if (rule.class === 'per_run') return event.run_id ? `${agents} · run ${event.run_id}` : agents;
-  return `${agents} · last ${formatWindow(rule.window_seconds)}`;
+  return event.run_id ? `${agents} · run ${event.run_id}` : agents;
 }
 
 /**
@@ -60,7 +52,7 @@ export function buildSlackMessage(rule: AlertRuleRow, event: AlertEventRow, publ
   const threshold = rule.signal === 'loop_detected' ? String(event.threshold) : formatSignalValue(rule.signal, Number(event.threshold));
   const comparison = `${COMPARATOR_SYMBOLS[event.comparator]} ${threshold}`;
   const value = event.value === null ? 'no value' : formatSignalValue(rule.signal, Number(event.value));
-  const scope = scopeLabel(rule, event);
+  const scope = eventScopeLabel(rule, event);
   const link = eventLink(rule, event, publicUrl);
   const suppressed = Number(event.suppressed_count ?? 0);
 
