@@ -7,12 +7,14 @@ import { toRun, type LiveRunRow, type Run } from '../runs/model';
 import { finishedRowOf } from './derive';
 
 const BATCH = 10_000;
+// Whole live rows, as `LiveRunRow`s: both passes below read them.
+const LIVE_ROWS = `project_id, timestamp, id, version, finished, agent_name, input, metadata, loop_detected, loop_step_index,
+         total_steps, total_tokens, total_cost_usd, tool_calls, tool_names
+  FROM live_runs FINAL`;
 
 // Live rows past the cutoff whose run has no finished row yet; `runs` is read only as far back as live rows go.
 const SELECT_STALE_LIVE_RUNS = `
-  SELECT project_id, timestamp, id, version, finished, agent_name, input, metadata, loop_detected, loop_step_index,
-         total_steps, total_tokens, total_cost_usd, tool_calls, tool_names
-  FROM live_runs FINAL
+  SELECT ${LIVE_ROWS}
   WHERE timestamp < {cutoff:DateTime64(3, 'UTC')}
     AND (project_id, timestamp, id) NOT IN (
       SELECT project_id, timestamp, id FROM runs
@@ -23,9 +25,7 @@ const SELECT_STALE_LIVE_RUNS = `
 // to a failed write or a stopped process leaves one behind. Reports count such a run once all the same (they
 // anti-join it); marking it again keeps live_runs as small as the set of running runs.
 const SELECT_FINISHED_LIVE_RUNS = `
-  SELECT project_id, timestamp, id, version, finished, agent_name, input, metadata, loop_detected, loop_step_index,
-         total_steps, total_tokens, total_cost_usd, tool_calls, tool_names
-  FROM live_runs FINAL
+  SELECT ${LIVE_ROWS}
   WHERE (project_id, timestamp, id) IN (
     SELECT project_id, timestamp, id FROM runs
     WHERE (project_id, timestamp, id) IN (SELECT project_id, timestamp, id FROM live_runs FINAL))
