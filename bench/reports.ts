@@ -135,6 +135,7 @@ async function prepare() {
     await closeStores(stores);
   };
 
+  let counts: Awaited<ReturnType<typeof countDataset>> | undefined;
   if (!state) {
     const email = `bench-${Date.now()}@example.com`;
     const password = 'benchmark-password';
@@ -143,11 +144,11 @@ async function prepare() {
     const project = (await call(`${baseUrl}/admin/orgs/${orgId}/projects`, { method: 'POST', body: { name: 'bench-reports' }, token: auth.token })).body;
     const shape: DatasetShape = { projectId: project.id, anchorMs, runs: RUNS, days: 60 };
     await generateDataset(stores.ch, shape, log);
-    const counts = await countDataset(stores.ch, shape.projectId);
+    counts = await countDataset(stores.ch, shape.projectId);
     state = { ...shape, email, password, orgId, liveRuns: counts.liveRuns };
     fs.writeFileSync(STATE_FILE, JSON.stringify(state, null, 2));
   }
-  const counts = await countDataset(stores.ch, state.projectId);
+  counts ??= await countDataset(stores.ch, state.projectId);
   log(`data set: ${counts.finished.toLocaleString('en-US')} finished runs, ${counts.running.toLocaleString('en-US')} running, `
     + `${counts.liveRuns.toLocaleString('en-US')} runs in live_runs (${counts.liveRows.toLocaleString('en-US')} rows)`);
   return { stores, state, baseUrl, close, limits: config.reportLimits };
