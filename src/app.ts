@@ -21,6 +21,7 @@ import { projectRoutes } from './projects/routes';
 import { projectService } from './projects/service';
 import { ingestRoutes } from './ingest/routes';
 import { ingestService } from './ingest/service';
+import { directWriter, ingestReadiness, openLogWriter } from './ingest/writer';
 import { runRoutes } from './runs/routes';
 import { runStore } from './runs/store';
 import { reportRoutes } from './reports/routes';
@@ -66,20 +67,27 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   const auth = authService(stores.pg, clock, { jwtSecret, sessionTtlSeconds: config.sessionTtlSeconds, loginFailuresPerEmail: config.loginFailuresPerEmail });
   const projects = projectService(stores.pg, forgetApiKey);
   const runs = runStore(stores.ch);
-  const alerts = createAlerts({ stores, clock, log, queryLimits: config.reportLimits, denyPrivateUrls: config.webhookDenyPrivate });
+  const writer = config.ingestLog
+    ? openLogWriter({ ch: stores.ch, log, ...config.ingestLog, flushMaxRows: config.ingestFlushMaxRows, flushIntervalMs: config.ingestFlushIntervalMs })
+    : directWriter(stores.ch, config.ingestFlushMaxRows);
+  // Reads of runs wait for the flush of what this instance acknowledged for their project (read-your-writes).
+  const flushed = (projectId: string) => writer.flushed(projectId);
+  const alerts = createAlerts({ stores, clock, log, queryLimits: config.reportLimits, denyPrivateUrls: config.webhookDenyPrivate, flushed });
   const ingest = ingestService({
-    ch: stores.ch, runs, clock, log, loopThresholds: config.loopThresholds, flushMaxRows: config.ingestFlushMaxRows,
-    runAbandonAfterSeconds: config.runAbandonAfterSeconds, events: alerts.events,
+    ch: stores.ch, runs, writer, clock, log, loopThresholds: config.loopThresholds, runAbandonAfterSeconds: config.runAbandonAfterSeconds,
+    // With ClickHouse a server, other instances may have acknowledged a start this one cannot see yet.
+    missRetryMs: config.clickhouse ? config.ingestFlushIntervalMs : 0,
+    events: alerts.events,
   });
 
   const routes: RouteDefinition[] = [
-    ...healthRoutes(stores),
+    ...healthRoutes(stores, () => ingestReadiness(writer.backlog())),
     ...authRoutes(auth, clock, config.authRateLimitPerMinute),
     ...organizationRoutes(stores.pg),
     ...projectRoutes(projects),
     ...ingestRoutes(ingest, config.ingestBodyLimitBytes),
-    ...runRoutes(runs),
-    ...reportRoutes(stores.ch, clock, config.reportLimits),
+    ...runRoutes(runs, flushed),
+    ...reportRoutes(stores.ch, clock, config.reportLimits, flushed),
     ...alerts.routes,
   ];
   routes.push(openApiRoute(routes));

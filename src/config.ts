@@ -28,7 +28,12 @@ const environmentSchema = z.object({
   ABANDON_CHECK_INTERVAL_SECONDS: seconds(60),
   REPORT_MAX_EXECUTION_SECONDS: seconds(10),
   REPORT_MAX_MEMORY_BYTES: z.coerce.number().int().positive().default(2 * 1024 ** 3),
-  INGEST_FLUSH_MAX_ROWS: z.coerce.number().int().positive().default(5000),
+  // The ingest log (docs/ingest.md): on by default; off makes instances stateless, inserting with async_insert.
+  INGEST_LOG: z.enum(['on', 'off']).default('on'),
+  INGEST_LOG_DIR: z.string().min(1).optional(),
+  INGEST_LOG_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).default(1024 ** 3),
+  INGEST_FLUSH_MAX_ROWS: z.coerce.number().int().positive().default(50_000),
+  INGEST_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   LOOP_REPEAT_THRESHOLD: z.coerce.number().int().min(2).default(4),
   LOOP_ERROR_THRESHOLD: z.coerce.number().int().min(2).default(3),
   LOOP_CYCLE_REPEATS: z.coerce.number().int().min(2).default(3),
@@ -61,7 +66,9 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
     runAbandonAfterSeconds: env.RUN_ABANDON_AFTER_SECONDS,
     abandonCheckIntervalSeconds: env.ABANDON_CHECK_INTERVAL_SECONDS,
     reportLimits: { maxExecutionSeconds: env.REPORT_MAX_EXECUTION_SECONDS, maxMemoryBytes: env.REPORT_MAX_MEMORY_BYTES },
+    ingestLog: env.INGEST_LOG === 'on' ? { directory: path.resolve(env.INGEST_LOG_DIR ?? path.join(dataDir, 'ingest-log')), maxBytes: env.INGEST_LOG_MAX_BYTES } : undefined,
     ingestFlushMaxRows: env.INGEST_FLUSH_MAX_ROWS,
+    ingestFlushIntervalMs: env.INGEST_FLUSH_INTERVAL_MS,
     loopThresholds: {
       repeat: env.LOOP_REPEAT_THRESHOLD,
       repeatedErrors: env.LOOP_ERROR_THRESHOLD,

@@ -7,7 +7,8 @@ import { signalReader } from '../reports/signals';
 import { alertEvaluator, startAlertEvaluator } from './evaluator';
 import { perRunAlerts } from './per-run';
 import { alertRoutes } from './routes';
-import { alertRuleService } from './service';
+import type { FlushBarrier } from '../runs/store';
+import { alertRuleService, type SignalSource } from './service';
 
 export interface AlertsDependencies {
   stores: Stores;
@@ -17,10 +18,19 @@ export interface AlertsDependencies {
   queryLimits: QueryLimits;
   /** WEBHOOK_DENY_PRIVATE */
   denyPrivateUrls: boolean;
+  /** Resolves once what this instance acknowledged for the project is in ClickHouse. */
+  flushed: FlushBarrier;
 }
 
-export function createAlerts({ stores, clock, log, queryLimits, denyPrivateUrls }: AlertsDependencies) {
-  const signals = signalReader(stores.ch, queryLimits);
+export function createAlerts({ stores, clock, log, queryLimits, denyPrivateUrls, flushed }: AlertsDependencies) {
+  const reader = signalReader(stores.ch, queryLimits);
+  // Previews and rounds see every run this instance acknowledged for the project, as the reports do.
+  const signals: SignalSource = {
+    readSignals: async (projectId, scopes, at) => {
+      await flushed(projectId);
+      return reader.readSignals(projectId, scopes, at);
+    },
+  };
   const rules = alertRuleService({ pg: stores.pg, clock, signals, denyPrivateUrls });
   const evaluator = alertEvaluator({ pg: stores.pg, signals, log: log.child({ component: 'alerts' }) });
   const perRun = perRunAlerts({ pg: stores.pg, clock, log: log.child({ component: 'alerts' }) });

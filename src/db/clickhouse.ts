@@ -18,9 +18,19 @@ export interface ClickHouseQuery {
   limits?: QueryLimits;
 }
 
+/** How an insert of encoded rows is made. */
+export interface InsertOptions {
+  /** The engine drops an insert whose token it has seen among the table's last inserts (a retried chunk). */
+  deduplicationToken?: string;
+  /** The server batches the rows with other inserts (async_insert) and answers once they are stored. */
+  serverBatched?: boolean;
+}
+
 export interface ClickHouseStore {
   query<Row>(query: ClickHouseQuery): Promise<Row[]>;
   insert(table: string, rows: readonly object[]): Promise<void>;
+  /** Inserts rows already encoded as JSONCompactEachRow lines, their values in the order of `columns`. */
+  insertLines(table: string, columns: readonly string[], lines: readonly string[], options?: InsertOptions): Promise<void>;
   command(sql: string, params?: Record<string, unknown>): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -36,6 +46,18 @@ export interface ClickHouseServer {
 // ClickHouse error codes that mean "this query ran out of its budget": TIMEOUT_EXCEEDED, TOO_SLOW,
 // MEMORY_LIMIT_EXCEEDED, TOO_MANY_ROWS_OR_BYTES / QUERY_WAS_CANCELLED.
 const LIMIT_CODES = new Set(['159', '160', '241', '396', '394']);
+
+// Error codes with which the engine refuses an insert's data rather than fails to store it: retrying the same
+// rows cannot succeed. CANNOT_PARSE_* (6, 25, 26, 27, 32, 38, 41, 72, 73), TYPE_MISMATCH (53), ARGUMENT_OUT_OF_BOUND
+// (69), CANNOT_CONVERT_TYPE (70), INCORRECT_DATA (117), TOO_LARGE_STRING_SIZE (131), VALUE_IS_OUT_OF_RANGE (321),
+// CANNOT_PARSE_UUID (376). A missing table or column is not among them: that is the store's state, not the data's.
+const INPUT_CODES = new Set(['6', '25', '26', '27', '32', '38', '41', '53', '69', '70', '72', '73', '117', '131', '321', '376']);
+
+/** Whether a store error is the engine refusing the data itself (as opposed to being unavailable). */
+export function isInputError(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  return INPUT_CODES.has(String(cause?.code ?? ''));
+}
 
 /**
  * Every ClickHouse failure is a 503: the store could not answer (unreachable, or a table it cannot serve),
@@ -65,8 +87,9 @@ function limitSettings(limits: QueryLimits | undefined): ClickHouseSettings {
   };
 }
 
-/** One JSON array a line, its values in the order of `columns`; one array is reused for every row. */
-function toJsonCompactRows(rows: readonly object[], columns: readonly string[]): string {
+/** Rows as JSONCompactEachRow lines: one JSON array a row, its values in the order of `columns`. */
+export function encodeRows(rows: readonly object[], columns: readonly string[]): string[] {
+  // One array is reused for every row.
   const values: unknown[] = new Array(columns.length);
   const lines: string[] = new Array(rows.length);
   for (let r = 0; r < rows.length; r += 1) {
@@ -74,10 +97,31 @@ function toJsonCompactRows(rows: readonly object[], columns: readonly string[]):
     for (let c = 0; c < columns.length; c += 1) values[c] = row[columns[c]];
     lines[r] = JSON.stringify(values);
   }
-  return lines.join('\n');
+  return lines;
 }
 
 function overClient(client: ClickHouseClient): ClickHouseStore {
+  async function insertLines(table: string, columns: readonly string[], lines: readonly string[], options: InsertOptions = {}) {
+    if (lines.length === 0) return;
+    try {
+      // The rows travel inline, after the statement, as JSONCompactEachRow text (about twice as fast for the
+      // engine as JSONEachRow; and the client's own encoding would build every row twice more).
+      const statement = `INSERT INTO ${table} (${columns.map((column) => `\`${column}\``).join(', ')}) FORMAT JSONCompactEachRow`;
+      await client.command({
+        query: `${statement}\n${lines.join('\n')}`,
+        clickhouse_settings: {
+          async_insert: options.serverBatched ? 1 : 0,
+          wait_for_async_insert: 1,
+          insert_deduplication_token: options.deduplicationToken ?? '',
+          log_comment: `insert into ${table}`,
+          ...limitSettings(undefined),
+        },
+      });
+    } catch (error) {
+      throw toStoreError(error, `insert into ${table}`);
+    }
+  }
+
   return {
     async query<Row>({ name, sql, params, limits }: ClickHouseQuery) {
       try {
@@ -94,20 +138,10 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
     },
     async insert(table, rows) {
       if (rows.length === 0) return;
-      try {
-        // Synchronous inserts: the acknowledgement to the client waits for this one. The rows travel inline, after
-        // the statement, as JSONCompactEachRow text built here in one pass (about twice as fast for the engine as
-        // JSONEachRow; and the client's own encoding would build every row twice more, as an array and a string).
-        const columns = Object.keys(rows[0]);
-        const statement = `INSERT INTO ${table} (${columns.map((column) => `\`${column}\``).join(', ')}) FORMAT JSONCompactEachRow`;
-        await client.command({
-          query: `${statement}\n${toJsonCompactRows(rows, columns)}`,
-          clickhouse_settings: { async_insert: 0, log_comment: `insert into ${table}`, ...limitSettings(undefined) },
-        });
-      } catch (error) {
-        throw toStoreError(error, `insert into ${table}`);
-      }
+      const columns = Object.keys(rows[0]);
+      await insertLines(table, columns, encodeRows(rows, columns));
     },
+    insertLines,
     async command(sql, params) {
       try {
         await client.command({ query: sql, query_params: params, clickhouse_settings: { log_comment: 'command', ...limitSettings(undefined) } });

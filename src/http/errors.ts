@@ -24,9 +24,9 @@ export class AppError extends Error {
   }
 }
 
-/** A store (Postgres or ClickHouse) could not answer; the request may be retried. */
+/** A store (Postgres, ClickHouse or the ingest log) could not answer; the request may be retried. */
 export class StoreUnavailableError extends AppError {
-  constructor(store: 'postgres' | 'clickhouse', reason: string, retryAfterSeconds = 5) {
+  constructor(store: 'postgres' | 'clickhouse' | 'ingest log', reason: string, retryAfterSeconds = 5) {
     super(503, 'unavailable', `${store} is unavailable: ${reason}`, [], { 'Retry-After': String(retryAfterSeconds) });
   }
 }

@@ -1,7 +1,7 @@
 // Liveness (the process answers) and readiness (both stores answer) probes.
 import { z } from 'zod';
 import type { Stores } from '../db/stores';
-import { StoreUnavailableError } from './errors';
+import { AppError, StoreUnavailableError } from './errors';
 import { defineRoute } from './route';
 
 const PROBE_TIMEOUT_MS = 2000;
@@ -13,7 +13,16 @@ async function answers(probe: () => Promise<unknown>): Promise<boolean> {
   return Promise.race([ok, timeout]).finally(() => clearTimeout(timer));
 }
 
-export function healthRoutes(stores: Stores) {
+const backlogSchema = z.object({ rows: z.number().int(), bytes: z.number().int(), oldest_age_ms: z.number().int() });
+
+/** Whether ingest is ready to serve (its log replayed into ClickHouse), and its backlog, which /readyz shows. */
+export interface IngestReadiness {
+  ready: boolean;
+  reason: string;
+  backlog: z.infer<typeof backlogSchema>;
+}
+
+export function healthRoutes(stores: Stores, ingestReadiness: () => IngestReadiness) {
   const tag = 'Health';
   return [
     defineRoute({
@@ -22,13 +31,17 @@ export function healthRoutes(stores: Stores) {
       handler: async () => ({ status: 'ok' as const }),
     }),
     defineRoute({
-      method: 'get', path: '/readyz', tag, summary: 'Both stores answer; 503 otherwise', auth: { kind: 'public' },
-      response: z.object({ status: z.literal('ready') }),
+      method: 'get', path: '/readyz', tag,
+      summary: 'Both stores answer and the ingest log replayed at start-up is flushed; 503 otherwise. Shows the ingest backlog',
+      auth: { kind: 'public' },
+      response: z.object({ status: z.literal('ready'), ingest_backlog: backlogSchema }),
       handler: async () => {
         const [postgres, clickhouse] = await Promise.all([answers(() => stores.pg.query('SELECT 1')), answers(() => stores.ch.ping())]);
         if (!postgres) throw new StoreUnavailableError('postgres', 'no answer');
         if (!clickhouse) throw new StoreUnavailableError('clickhouse', 'no answer');
-        return { status: 'ready' as const };
+        const ingest = ingestReadiness();
+        if (!ingest.ready) throw new AppError(503, 'unavailable', ingest.reason, [], { 'Retry-After': '1' });
+        return { status: 'ready' as const, ingest_backlog: ingest.backlog };
       },
     }),
   ];

@@ -5,6 +5,15 @@ import { z } from 'zod';
 // lower case, whatever the case it was sent in.
 export const uuid = z.uuid({ message: 'must be a UUID' }).toLowerCase();
 
+// With the `u` flag a surrogate pair is one code point: only a surrogate on its own is of category Cs.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Text that every store can hold: no lone UTF-16 surrogate (JSON may escape one, `"\ud800"`, but it is no
+ * character: ClickHouse refuses the insert, and UTF-8 cannot carry it).
+ */
+export const text = () => z.string().refine((value) => !LONE_SURROGATE.test(value), { message: 'must not contain a lone UTF-16 surrogate' });
+
 /** RFC 3339 with an offset (`Z` or `±hh:mm`), parsed to a Date; anything else is refused. */
 export const timestamp = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 timestamp with an offset' }).transform((text) => new Date(text));
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { runEvery } from '../background';
 import type { Clock } from '../clock';
 import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
-import { toRun, type LiveRunRow, type Run } from '../runs/model';
+import type { FinishedRunRow, LiveRunRow, Run } from '../runs/model';
 import { finishedRowOf } from './derive';
 
 const BATCH = 10_000;
@@ -32,18 +32,17 @@ const SELECT_FINISHED_LIVE_RUNS = `
   LIMIT ${BATCH}`;
 
 /**
- * One pass: returns the runs it marked abandoned, and the live rows to retire: theirs, and those of runs that
- * finished without their live row being marked.
+ * Reads one pass's work: the finished rows of the runs to mark abandoned, and the live rows to retire: theirs, and
+ * those of runs that finished without their live row being marked. The caller writes them.
  */
-export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abandonAfterSeconds: number): Promise<{ runs: Run[]; live: LiveRunRow[] }> {
+export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abandonAfterSeconds: number): Promise<{ finished: FinishedRunRow[]; live: LiveRunRow[] }> {
   const now = clock.now();
   const cutoff = new Date(now.getTime() - abandonAfterSeconds * 1000);
   const stale = await ch.query<LiveRunRow>({ name: 'abandon.stale', sql: SELECT_STALE_LIVE_RUNS, params: { cutoff: toClickHouseTime(cutoff) } });
   // The mark comes after the cutoff, so the duration is at least RUN_ABANDON_AFTER.
-  const rows = stale.map((live) => finishedRowOf(live, live, { status: 'abandoned' }, now));
-  await ch.insert('runs', rows);
+  const finished = stale.map((live) => finishedRowOf(live, live, { status: 'abandoned' }, now));
   const unmarked = await ch.query<LiveRunRow>({ name: 'abandon.finished_live', sql: SELECT_FINISHED_LIVE_RUNS });
-  return { runs: rows.map(toRun), live: [...stale, ...unmarked] };
+  return { finished, live: [...stale, ...unmarked] };
 }
 
 /** Runs a pass now and then every interval; returns the stop function. */

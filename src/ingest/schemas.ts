@@ -1,10 +1,10 @@
 // Request and response schemas of the ingest endpoints (contract section 4).
 import { z } from 'zod';
-import { timestamp, timestampOut, uuid } from '../http/schemas';
+import { text as wellFormedText, timestamp, timestampOut, uuid } from '../http/schemas';
 import { FINISHED_STATUSES, STEP_TYPES, TERMINATION_REASONS } from '../runs/model';
 
 const MiB = 1024 * 1024;
-const text = z.string().max(MiB, 'must be at most 1 MiB');
+const text = wellFormedText().max(MiB, 'must be at most 1 MiB');
 const nonNegativeInteger = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const money = z.number().min(0);
 const optionalText = text.nullish();
@@ -33,7 +33,7 @@ export type StepInput = z.infer<typeof stepSchema>;
 const steps = z.array(stepSchema).max(1000, 'at most 1000 steps per call');
 
 const startFields = {
-  agent_name: z.string().min(1).max(200),
+  agent_name: wellFormedText().min(1).max(200),
   input: text.optional(),
   metadata: z.array(z.number()).max(1024).optional(),
   id: uuid.optional(),
@@ -42,7 +42,7 @@ const startFields = {
 
 const finishFields = {
   status: z.enum(FINISHED_STATUSES),
-  termination_detail: z.string().max(2000).optional(),
+  termination_detail: wellFormedText().max(2000).optional(),
   output: text.optional(),
   termination_reason: z.enum(TERMINATION_REASONS).exclude(['abandoned']).optional(),
   finished_at: timestamp.optional(),

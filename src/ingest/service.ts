@@ -1,17 +1,20 @@
-// Ingest: authenticate (done by the route), validate, derive (duration, totals, loops), write — durably, via group commit.
+// Ingest: authenticate (done by the route), validate, derive (duration, totals, loops), write: each call is one
+// record of the ingest log, acknowledged once it is on disk (writer.ts).
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
+import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { AppError, conflict, invalidFields, notFound, validationError } from '../http/errors';
 import { uuidv7 } from '../ids';
 import { toRun, type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, type StepRow } from '../runs/model';
 import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
 import { abandonStaleRuns } from './abandon';
-import { Batcher, tableWriter } from './batcher';
+import { Batcher } from './batcher';
 import { finishedRowOf, mergeSteps, nextVersion, toStepRow, totalsOf } from './derive';
 import type { LoopThresholds } from './loops';
 import { KeyedLock } from './run-lock';
+import type { RunWrite } from './records';
 import { batchItem, type BatchItem, type FinishInput, type StartInput, type StepInput } from './schemas';
+import type { RunWriter } from './writer';
 
 /** What other capabilities hear from ingest (alerts checks per-run rules on these). */
 export interface IngestEvents {
@@ -22,13 +25,20 @@ export interface IngestEvents {
 export interface IngestDependencies {
   ch: ClickHouseStore;
   runs: RunStore;
+  writer: RunWriter;
   clock: Clock;
   log: Logger;
   loopThresholds: LoopThresholds;
-  flushMaxRows: number;
   runAbandonAfterSeconds: number;
+  /**
+   * How long a steps or finish call looks again for a run it misses, while the run is younger than this: another
+   * instance may have acknowledged its start and not flushed it yet (server mode). 0: it answers 404 at once.
+   */
+  missRetryMs: number;
   events?: IngestEvents;
 }
+
+const MISS_RETRY_PAUSE_MS = 50;
 
 const MAX_FUTURE_MS = 5 * 60 * 1000;
 
@@ -38,15 +48,29 @@ const fieldError = (path: string, message: string) => invalidFields([{ path, mes
 type WholeRunItem = BatchItem & { status: FinishInput['status'] };
 const isWholeRun = (item: BatchItem): item is WholeRunItem => item.status !== undefined;
 
-export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRows, runAbandonAfterSeconds, events }: IngestDependencies) {
-  const writers = {
-    live: tableWriter<LiveRunRow>((rows) => ch.insert('live_runs', rows), flushMaxRows),
-    finished: tableWriter<FinishedRunRow>((rows) => ch.insert('runs', rows), flushMaxRows),
-    steps: tableWriter<StepRow>((rows) => ch.insert('run_steps', rows), flushMaxRows),
-  };
-  // Steps and finish calls read their run first; concurrent ones share that lookup as writes share inserts.
+export function ingestService(dependencies: IngestDependencies) {
+  const { ch, runs, writer, clock, log, loopThresholds, runAbandonAfterSeconds, missRetryMs, events } = dependencies;
+  // Steps and finish calls read their run first: in the head when it has writes not yet flushed, else in
+  // ClickHouse, where concurrent lookups share one query.
   const latestRuns = new Batcher<RunKey, LatestRunRow | undefined>((keys) => runs.findLatestMany(keys), 1000);
-  const findLatest = async (key: RunKey) => (await latestRuns.submit([key]))[0];
+  const lookUp = async (key: RunKey) => writer.latest(key) ?? (await latestRuns.submit([key]))[0];
+  /** Each run in its latest state, the head's first; one ClickHouse query for the rest. */
+  async function findLatestMany(keys: readonly RunKey[]): Promise<(LatestRunRow | undefined)[]> {
+    const found = keys.map((key) => writer.latest(key));
+    const missing = keys.filter((_, i) => !found[i]);
+    const stored = await runs.findLatestMany(missing);
+    return found.map((row) => row ?? stored.shift());
+  }
+  /** The run, looked for again while it is young enough that another instance may not have flushed its start yet. */
+  async function findLatest(key: RunKey): Promise<LatestRunRow | undefined> {
+    const youngForMs = Math.min(missRetryMs, key.timestamp.getTime() + missRetryMs - clock.now().getTime());
+    const giveUpAt = Date.now() + Math.max(0, youngForMs);
+    for (;;) {
+      const found = await lookUp(key);
+      if (found || Date.now() >= giveUpAt) return found;
+      await new Promise((resolve) => setTimeout(resolve, MISS_RETRY_PAUSE_MS));
+    }
+  }
   const runLock = new KeyedLock();
 
   // Listeners run after the acknowledgement is decided; their failures are theirs, never the client's.
@@ -88,29 +112,33 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
     return steps.map((step) => toStepRow(key.projectId, key.id, runTimestamp, step, version));
   };
 
+  /** The run's steps stored so far: in ClickHouse, and those the head holds (newer) over them. */
+  async function storedSteps(key: RunKey): Promise<StepRow[]> {
+    const unflushed = writer.unflushedSteps(key);
+    return mergeSteps(await runs.readSteps(key), unflushed);
+  }
+
   /** The run's totals once the incoming steps are in; stored steps are read only when both sides have some. */
   async function totalsAfter(key: RunKey, live: LiveRunRow, incoming: StepRow[]): Promise<RunTotals> {
     // A live row carries its run's totals.
     if (incoming.length === 0) return live;
-    const stored = Number(live.total_steps) === 0 ? [] : await runs.readSteps(key);
+    const stored = Number(live.total_steps) === 0 ? [] : await storedSteps(key);
     return totalsOf(mergeSteps(stored, incoming), live.loop_step_index, loopThresholds);
   }
 
-  /**
-   * Marks finished runs in live_runs, so that reports stop reading them there. The run is already stored as
-   * finished, so a failure here fails nothing: until the mark lands, reports tell the run apart by its row in `runs`.
-   */
-  async function retireLiveRows(live: readonly LiveRunRow[]): Promise<void> {
+  /** The live rows' last versions, marked finished: reports stop reading the runs in live_runs. */
+  const tombstones = (live: readonly LiveRunRow[]): LiveRunRow[] => {
     const version = nextVersion();
-    await writers.live.write(live.map((row) => ({ ...row, version, finished: 1 as const }))).catch((error: unknown) => {
-      log.warn({ err: error, runs: live.length }, 'finished runs could not be marked in live_runs; reports still count them once');
-    });
-  }
+    return live.map((row) => ({ ...row, version, finished: 1 as const }));
+  };
+
+  const write = (projectId: string, rows: Partial<Omit<RunWrite, 'projectId'>>) =>
+    writer.write({ projectId, live: rows.live ?? [], finished: rows.finished ?? [], steps: rows.steps ?? [] });
 
   /** Whole runs not stored yet: a retried batch must not count a run twice. Only an id the client chose can be stored already. */
   async function unrecordedRuns<T extends { key: RunKey; clientChosenId: boolean }>(candidates: T[]): Promise<T[]> {
     const retriable = candidates.filter((candidate) => candidate.clientChosenId).map(({ key }) => key);
-    const latest = await runs.findLatestMany(retriable);
+    const latest = await findLatestMany(retriable);
     const stored = new Set(latest.filter((run): run is FinishedRunRow => run !== undefined && isFinished(run)).map((run) => run.id));
     const seen = new Set<string>();
     return candidates.filter(({ key }) => !stored.has(key.id) && !seen.has(key.id) && seen.add(key.id));
@@ -124,7 +152,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       const timestamp = input.timestamp ?? now;
       checkStartTime(timestamp, now, true);
       const id = input.id ?? uuidv7(now.getTime());
-      await writers.live.write([liveRow(projectId, id, timestamp, input)]);
+      await write(projectId, { live: [liveRow(projectId, id, timestamp, input)] });
       return { id, timestamp: timestamp.toISOString() };
     },
 
@@ -136,7 +164,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
         const incoming = stepRows(key, steps);
         const totals = await totalsAfter(key, live, incoming);
         const updated: LiveRunRow = { ...live, ...totals, version: nextVersion() };
-        if (incoming.length > 0) await Promise.all([writers.steps.write(incoming), writers.live.write([updated])]);
+        if (incoming.length > 0) await write(key.projectId, { live: [updated], steps: incoming });
         if (totals.loop_detected && !live.loop_detected) emit('loopDetected', toRun(updated));
         return { id: key.id, timestamp: key.timestamp.toISOString(), total_steps: totals.total_steps, loop_detected: totals.loop_detected, loop_step_index: totals.loop_step_index };
       });
@@ -154,12 +182,8 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
         const finishedAt = finishTime(key.timestamp, input.finished_at, clock.now());
         const incoming = stepRows(key, input.steps);
         const row = finishedRowOf(live, await totalsAfter(key, live, incoming), input, finishedAt);
-        // Steps first, so that a finished run never lacks the steps its totals count.
-        await writers.steps.write(incoming);
-        await writers.finished.write([row]);
-        // The answer does not wait for the tombstone: the run is stored, and until the mark lands reports tell it
-        // apart by its row in `runs`. Shutdown drains the write like any other.
-        void retireLiveRows([live]);
+        // One record: the steps, the finished row and the live row's tombstone land together or not at all.
+        await write(key.projectId, { steps: incoming, finished: [row], live: tombstones([live]) });
         const run = toRun(row);
         if (run.loop_detected && !live.loop_detected) emit('loopDetected', run);
         emit('runFinished', run);
@@ -199,8 +223,7 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
           const totals = totalsOf(mergeSteps([], steps), null, loopThresholds);
           return finishedRowOf(liveRow(projectId, key.id, key.timestamp, item, totals), totals, item, finishedAt);
         });
-        await Promise.all([writers.live.write(starts), writers.steps.write(fresh.flatMap(({ steps }) => steps))]);
-        await writers.finished.write(rows);
+        if (starts.length + rows.length > 0) await write(projectId, { live: starts, steps: fresh.flatMap(({ steps }) => steps), finished: rows });
         return rows;
       });
       for (const run of finishedRows.map(toRun)) {
@@ -210,16 +233,31 @@ export function ingestService({ ch, runs, clock, log, loopThresholds, flushMaxRo
       return { results };
     },
 
-    /** Marks runs running for longer than `afterSeconds` abandoned; they count as finished for listeners too. */
+    /**
+     * Marks runs running for longer than `afterSeconds` abandoned; they count as finished for listeners too. A run
+     * with writes not yet flushed is left for the next pass: the head knows a later state than ClickHouse does.
+     */
     async abandonStaleRuns(afterSeconds: number) {
-      const { runs: abandoned, live } = await abandonStaleRuns(ch, clock, afterSeconds);
-      await retireLiveRows(live);
-      for (const run of abandoned) emit('runFinished', run);
-      return abandoned;
+      await writer.flushedAll();
+      const { finished, live } = await abandonStaleRuns(ch, clock, afterSeconds);
+      const inHead = (row: { project_id: string; id: string; timestamp: string }) =>
+        writer.latest({ projectId: row.project_id, id: row.id, timestamp: fromClickHouseTime(row.timestamp) }) !== undefined;
+      const abandoned = finished.filter((row) => !inHead(row));
+      const retired = tombstones(live.filter((row) => !inHead(row)));
+      for (const projectId of new Set([...abandoned, ...retired].map((row) => row.project_id))) {
+        const ofProject = <R extends { project_id: string }>(rows: R[]) => rows.filter((row) => row.project_id === projectId);
+        await write(projectId, { finished: ofProject(abandoned), live: ofProject(retired) });
+      }
+      const runs = abandoned.map(toRun);
+      for (const run of runs) emit('runFinished', run);
+      return runs;
     },
 
-    /** Waits for every write in flight; used at shutdown. */
-    drain: () => Promise.all(Object.values(writers).map((writer) => writer.drain())).then(() => undefined),
+    /** Resolves once what was acknowledged for the project is in ClickHouse. */
+    flushed: (projectId: string) => writer.flushed(projectId),
+
+    /** Flushes what it can and closes the log; used at shutdown. */
+    drain: () => writer.close(),
   };
 }
 

@@ -5,6 +5,7 @@ import type { ClickHouseStore, QueryLimits } from '../db/clickhouse';
 import { defineRoute } from '../http/route';
 import { pathParams, timestamp } from '../http/schemas';
 import { RUN_STATUSES, runSchema } from '../runs/model';
+import type { FlushBarrier } from '../runs/store';
 import { HEALTH_MEASURES, SUMMARY_MEASURES } from './queries';
 import { reportService } from './service';
 
@@ -39,7 +40,7 @@ export const healthEntrySchema = z.object({
   prev_total_runs: z.number().int(),
 });
 
-export function reportRoutes(ch: ClickHouseStore, clock: Clock, limits: QueryLimits) {
+export function reportRoutes(ch: ClickHouseStore, clock: Clock, limits: QueryLimits, flushed: FlushBarrier) {
   const reports = reportService(ch, clock, limits);
   return [
     defineRoute({
@@ -47,6 +48,7 @@ export function reportRoutes(ch: ClickHouseStore, clock: Clock, limits: QueryLim
       summary: 'The runs of a window, newest first (then by id, descending); X-Total-Count holds how many match',
       auth: { kind: 'projectRead' }, transport: 'lean', params, query: runsQuery, response: z.array(runSchema),
       handler: async ({ params, query, res }) => {
+        await flushed(params.projectID);
         const { current } = reports.windows(query);
         const { limit, offset, from: _from, to: _to, ...filters } = query;
         const page = await reports.listRuns(params.projectID, current, { limit, offset }, filters);
@@ -59,13 +61,19 @@ export function reportRoutes(ch: ClickHouseStore, clock: Clock, limits: QueryLim
       summary: 'Signals of the runs of a window ("current") and of the window of the same length before it ("previous")',
       auth: { kind: 'projectRead' }, transport: 'lean', params, query: z.strictObject({ ...windowFields, agent_name: agentName.optional() }),
       response: z.object({ current: summaryEntrySchema, previous: summaryEntrySchema }),
-      handler: ({ params, query }) => reports.summary(params.projectID, reports.windows(query), query.agent_name),
+      handler: async ({ params, query }) => {
+        await flushed(params.projectID);
+        return reports.summary(params.projectID, reports.windows(query), query.agent_name);
+      },
     }),
     defineRoute({
       method: 'get', path: '/projects/:projectID/agent/health', tag,
       summary: 'One entry per agent with runs in the window or the one before it, by total_runs descending, then agent_name',
       auth: { kind: 'projectRead' }, transport: 'lean', params, query: z.strictObject(windowFields), response: z.array(healthEntrySchema),
-      handler: ({ params, query }) => reports.health(params.projectID, reports.windows(query)),
+      handler: async ({ params, query }) => {
+        await flushed(params.projectID);
+        return reports.health(params.projectID, reports.windows(query));
+      },
     }),
   ];
 }

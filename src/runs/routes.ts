@@ -4,18 +4,19 @@ import { notFound } from '../http/errors';
 import { defineRoute } from '../http/route';
 import { pathParams, timestamp } from '../http/schemas';
 import { runSchema, stepOutSchema, toRun, toStep } from './model';
-import type { RunStore } from './store';
+import type { FlushBarrier, RunStore } from './store';
 
 const tag = 'Runs';
 const params = pathParams('projectID', 'runID');
 
-export function runRoutes(runs: RunStore) {
+export function runRoutes(runs: RunStore, flushed: FlushBarrier) {
   return [
     defineRoute({
       method: 'get', path: '/projects/:projectID/agent/runs/:runID', tag,
       summary: 'One run in its latest state; `timestamp` (its start time) makes the lookup direct',
       auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp: timestamp.optional() }), response: runSchema,
       handler: async ({ params, query }) => {
+        await flushed(params.projectID);
         const row = await runs.findLatest(params.projectID, params.runID, query.timestamp);
         if (!row) throw notFound('run');
         return toRun(row);
@@ -26,6 +27,7 @@ export function runRoutes(runs: RunStore) {
       auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp }), response: z.array(stepOutSchema),
       handler: async ({ params, query }) => {
         const key = { projectId: params.projectID, id: params.runID, timestamp: query.timestamp };
+        await flushed(key.projectId);
         if (!(await runs.findLatest(key.projectId, key.id, key.timestamp))) throw notFound('run');
         return (await runs.readSteps(key)).map(toStep);
       },

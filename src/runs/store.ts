@@ -13,6 +13,12 @@ export interface RunKey {
 
 export type LatestRunRow = FinishedRunRow | LiveRunRow;
 
+/**
+ * Resolves once every ingest write this instance acknowledged for the project is in ClickHouse: every read of runs
+ * waits on it first (read-your-writes). Ingest provides it; it triggers a flush, it does not sleep.
+ */
+export type FlushBarrier = (projectId: string) => Promise<void>;
+
 export const isFinished = (row: LatestRunRow): row is FinishedRunRow => 'status' in row;
 
 const keyParams = (key: RunKey) => ({ project_id: key.projectId, id: key.id, timestamp: toClickHouseTime(key.timestamp) });

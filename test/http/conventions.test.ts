@@ -13,9 +13,9 @@ describe('probes', () => {
     expect(res.body).toEqual({ status: 'ok' });
   });
 
-  it('GET /readyz answers 200 ready when both stores answer', async () => {
+  it('GET /readyz answers 200 ready when both stores answer, with the ingest backlog (none here)', async () => {
     const res = await app.http.get('/readyz').expect(200);
-    expect(res.body).toEqual({ status: 'ready' });
+    expect(res.body).toEqual({ status: 'ready', ingest_backlog: { rows: 0, bytes: 0, oldest_age_ms: 0 } });
   });
 });
 

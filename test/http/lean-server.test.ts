@@ -1,6 +1,7 @@
 // The lean transport (http/lean-server.ts) through the real server: the ingest routes answer as on express — the same
 // checks in the same order, the same error body — unusual requests and every other path go to express, and the
 // ingest routes stay in /openapi.json.
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -147,7 +148,9 @@ describe('logging on the lean transport', () => {
   function serviceLoggingTo(lines: Record<string, unknown>[]) {
     const sink = new Writable({ write: (chunk, _encoding, done) => { lines.push(JSON.parse(String(chunk))); done(); } });
     const log = pino({ level: 'info' }, sink);
-    const service = createApp({ config: app.config, stores: app.stores, clock: app.clock, log, jwtSecret: app.config.jwtSecret! });
+    // Its own ingest log: two services never share one.
+    const config = { ...app.config, ingestLog: { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-logging` } };
+    const service = createApp({ config, stores: app.stores, clock: app.clock, log, jwtSecret: app.config.jwtSecret! });
     return supertest(service.app);
   }
 
@@ -159,9 +162,10 @@ describe('logging on the lean transport', () => {
     expect(lines).toEqual([expect.objectContaining({ level: 40, req: { id: 'no-key', method: 'POST', url: '/ingest/agent/runs' }, res: { statusCode: 401 } })]);
 
     lines.length = 0;
+    // A steps call looks its run up in ClickHouse (a start would only go to the ingest log).
     await app.stores.ch.command('RENAME TABLE live_runs TO live_runs_away');
     try {
-      const res = await http.post('/ingest/agent/runs').set(auth()).send({ agent_name: 'a' });
+      const res = await http.post(`/ingest/agent/runs/${randomUUID()}/steps`).set(auth()).send({ timestamp: new Date().toISOString(), steps: [] });
       expectError(res, 503, 'unavailable');
       expect(res.headers['retry-after']).toBe('5');
     } finally {

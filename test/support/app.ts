@@ -1,4 +1,5 @@
 // Starts the real service for a test file: real Postgres (DATABASE_URL, else PGlite) and real ClickHouse (chdb).
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -19,6 +20,8 @@ export async function startTestApp(environment: Record<string, string> = {}) {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // The test clock stands still, so the per-address register/login window never ends: rate-limit tests set their own.
     AUTH_RATE_LIMIT_PER_MINUTE: '1000000',
+    // Each app its own ingest log: test files that share a worker's ClickHouse must not replay each other's.
+    INGEST_LOG_DIR: path.join(workerDataDir, `ingest-log-${randomUUID()}`),
     ...environment,
   });
   const log = pino({ level: config.logLevel });
@@ -31,7 +34,10 @@ export async function startTestApp(environment: Record<string, string> = {}) {
     stores,
     clock,
     http: supertest(service.app),
-    close: () => closeStores(stores),
+    close: async () => {
+      await service.ingest.drain();
+      await closeStores(stores);
+    },
   };
 }
 

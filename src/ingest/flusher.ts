@@ -1,0 +1,118 @@
+// The flusher: moves the log's sealed segments into ClickHouse in big inserts, oldest first, one insert per table
+// at a time, and deletes each segment once all its rows are stored. Each insert carries a deterministic
+// deduplication token (segment, table, chunk), so a segment inserted again after a crash is not stored twice.
+import fs from 'node:fs';
+import type { Logger } from 'pino';
+import { isInputError, type ClickHouseStore } from '../db/clickhouse';
+import type { IngestLog, SealedSegment } from './log';
+import { linesOf, partitionOf, RUN_TABLES, type RunTable } from './records';
+
+// ClickHouse refuses an insert spanning more partitions than max_partitions_per_insert_block (100 by default):
+// a segment's rows are inserted in chunks of at most this many partitions, so that any mix of dates lands.
+const MAX_PARTITIONS_PER_INSERT = 100;
+
+export interface FlusherOptions {
+  log: IngestLog;
+  ch: ClickHouseStore;
+  logger: Logger;
+  /** Where rows the engine refuses as data are kept, one JSON line each, with the reason. */
+  deadLetterFile: string;
+  /** Called with the sequence number up to which every record is in ClickHouse. */
+  onFlushed: (flushedLsn: number) => void;
+}
+
+/** Lines of one segment by table, and within a table by partition. */
+function linesByTable(payloads: readonly Buffer[]): Map<RunTable, Map<string, string[]>> {
+  const tables = new Map<RunTable, Map<string, string[]>>();
+  for (const payload of payloads) {
+    for (const { table, line } of linesOf(payload).lines) {
+      let partitions = tables.get(table);
+      if (!partitions) tables.set(table, (partitions = new Map()));
+      const partition = partitionOf(table, line);
+      const lines = partitions.get(partition);
+      if (lines) lines.push(line);
+      else partitions.set(partition, [line]);
+    }
+  }
+  return tables;
+}
+
+/** A table's lines in chunks of at most MAX_PARTITIONS_PER_INSERT partitions, in a fixed order (tokens depend on it). */
+function chunksOf(partitions: Map<string, string[]>): string[][] {
+  const keys = [...partitions.keys()].sort();
+  const chunks: string[][] = [];
+  for (let i = 0; i < keys.length; i += MAX_PARTITIONS_PER_INSERT) {
+    chunks.push(keys.slice(i, i + MAX_PARTITIONS_PER_INSERT).flatMap((key) => partitions.get(key)!));
+  }
+  return chunks;
+}
+
+export class Flusher {
+  private pass: Promise<void> | undefined;
+  private nextPass: Promise<void> | undefined;
+
+  constructor(private readonly options: FlusherOptions) {}
+
+  /**
+   * Seals the segment being written and flushes every sealed segment. A call while a pass runs gets the next pass,
+   * which starts after it: so the pass a caller waits for always covers what was acknowledged before the call.
+   * Rejects when ClickHouse cannot store a segment (it stays in the log, and the next pass tries again).
+   */
+  flush(): Promise<void> {
+    if (!this.pass) {
+      this.pass = this.flushSealed().finally(() => (this.pass = undefined));
+      return this.pass;
+    }
+    this.nextPass ??= this.pass.catch(() => undefined).then(() => {
+      this.nextPass = undefined;
+      return this.flush();
+    });
+    return this.nextPass;
+  }
+
+  private async flushSealed(): Promise<void> {
+    const { log, onFlushed } = this.options;
+    await log.seal();
+    for (const segment of [...log.sealedSegments()]) {
+      await this.flushSegment(segment);
+      log.remove(segment);
+      onFlushed(segment.lastLsn);
+    }
+  }
+
+  private async flushSegment(segment: SealedSegment): Promise<void> {
+    const startedAt = Date.now();
+    const tables = linesByTable(this.options.log.readSegment(segment));
+    // The tables are independent: each gets its inserts one at a time, all three at once.
+    await Promise.all([...tables].map(async ([table, partitions]) => {
+      const chunks = chunksOf(partitions);
+      for (const [i, lines] of chunks.entries()) await this.insertIsolating(table, lines, `${segment.name}/${table}/${i}`);
+    }));
+    this.options.logger.info({ segment: segment.name, rows: segment.rows, ms: Date.now() - startedAt }, 'ingest log: segment flushed');
+  }
+
+  /**
+   * Inserts lines; when the engine refuses their data, halves them until the refused rows are alone, keeps those
+   * in the dead-letter file and lands the rest. Halving is deterministic, so the halves' tokens are too.
+   */
+  private async insertIsolating(table: RunTable, lines: string[], token: string): Promise<void> {
+    try {
+      await this.options.ch.insertLines(table, RUN_TABLES[table].columns, lines, { deduplicationToken: token });
+    } catch (error) {
+      if (!isInputError(error)) throw error;
+      if (lines.length === 1) {
+        this.deadLetter(table, lines[0], error, token);
+        return;
+      }
+      const half = Math.ceil(lines.length / 2);
+      await this.insertIsolating(table, lines.slice(0, half), `${token}.0`);
+      await this.insertIsolating(table, lines.slice(half), `${token}.1`);
+    }
+  }
+
+  private deadLetter(table: RunTable, line: string, error: unknown, token: string): void {
+    const reason = String((error as { cause?: { message?: unknown } }).cause?.message ?? error).split('\n')[0];
+    fs.appendFileSync(this.options.deadLetterFile, `${JSON.stringify({ at: new Date().toISOString(), table, token, reason, row: line })}\n`);
+    this.options.logger.error({ table, token, reason, deadLetterFile: this.options.deadLetterFile }, 'ingest log: a row ClickHouse refuses was set aside');
+  }
+}

@@ -1,0 +1,292 @@
+// The ingest log: every ingest write is a record appended to a segment file under DATA_DIR and fsynced before it
+// is acknowledged. Concurrent appends share one write and one fdatasync (group commit). A segment is sealed at a
+// flush, and deleted once its records are in ClickHouse (flusher.ts). Records carry a CRC-32; at start-up a torn
+// tail (a crash mid-write) is detected and cut, never replayed.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import type { Logger } from 'pino';
+import { StoreUnavailableError } from '../http/errors';
+
+/** length (4 bytes) and CRC-32 of the payload (4 bytes), then the payload. */
+const FRAME_HEADER_BYTES = 8;
+const SEGMENT_SUFFIX = '.log';
+
+/** A segment no longer written to, waiting for the flusher. */
+export interface SealedSegment {
+  name: string;
+  file: string;
+  /** Bytes of whole records: a write that failed may have left more in the file, never acknowledged. */
+  bytes: number;
+  rows: number;
+  firstLsn: number;
+  lastLsn: number;
+  /** When its first record was written, for the backlog's age. */
+  firstAppendAt: number;
+}
+
+interface ActiveSegment extends SealedSegment {
+  fd: number;
+}
+
+interface PendingAppend {
+  frame: Buffer;
+  rows: number;
+  lsn: number;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export interface IngestLogOptions {
+  directory: string;
+  maxBytes: number;
+  log: Logger;
+  /** How many rows a record holds (the log itself does not read records). */
+  rowsOf: (payload: Buffer) => number;
+}
+
+/** A replayed record: its payload and its log sequence number. */
+export interface LoggedRecord {
+  lsn: number;
+  payload: Buffer;
+}
+
+const sync = {
+  open: (file: string, flags: string) => new Promise<number>((ok, fail) => fs.open(file, flags, (e, fd) => (e ? fail(e) : ok(fd)))),
+  writev: (fd: number, buffers: Buffer[]) => new Promise<void>((ok, fail) => fs.writev(fd, buffers, (e) => (e ? fail(e) : ok()))),
+  datasync: (fd: number) => new Promise<void>((ok, fail) => fs.fdatasync(fd, (e) => (e ? fail(e) : ok()))),
+  close: (fd: number) => new Promise<void>((ok) => fs.close(fd, () => ok())),
+};
+
+/** Frames a payload: length, checksum, bytes. */
+export function frame(payload: Buffer): Buffer {
+  const framed = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
+  framed.writeUInt32LE(payload.length, 0);
+  framed.writeUInt32LE(crc32(payload), 4);
+  payload.copy(framed, FRAME_HEADER_BYTES);
+  return framed;
+}
+
+/** The whole records of a segment's bytes, and where they end: a torn or corrupt record ends the segment. */
+export function readFrames(bytes: Buffer): { payloads: Buffer[]; validBytes: number } {
+  const payloads: Buffer[] = [];
+  let offset = 0;
+  while (offset + FRAME_HEADER_BYTES <= bytes.length) {
+    const length = bytes.readUInt32LE(offset);
+    const end = offset + FRAME_HEADER_BYTES + length;
+    if (end > bytes.length) break;
+    const payload = bytes.subarray(offset + FRAME_HEADER_BYTES, end);
+    if (crc32(payload) !== bytes.readUInt32LE(offset + 4)) break;
+    payloads.push(payload);
+    offset = end;
+  }
+  return { payloads, validBytes: offset };
+}
+
+/** Segment names sort in the order they were created; the random part keeps them unique across restarts. */
+function newSegmentName(sequence: number): string {
+  return `${String(Date.now()).padStart(15, '0')}-${String(sequence).padStart(9, '0')}-${randomBytes(4).toString('hex')}`;
+}
+
+export class IngestLog {
+  private readonly sealed: SealedSegment[] = [];
+  private active: ActiveSegment | undefined;
+  private queue: PendingAppend[] = [];
+  private writing: Promise<void> | undefined;
+  private sealRequested = false;
+  private nextLsn = 1;
+  private segmentSequence = 0;
+  private totalBytes = 0;
+
+  private constructor(private readonly options: IngestLogOptions) {}
+
+  /**
+   * Opens the log in its directory and returns it with every record still in it, in order: what was acknowledged
+   * and not yet flushed before the process stopped. Each segment's torn tail, if any, is cut off here.
+   */
+  static open(options: IngestLogOptions): { log: IngestLog; records: LoggedRecord[] } {
+    fs.mkdirSync(options.directory, { recursive: true });
+    const log = new IngestLog(options);
+    const records: LoggedRecord[] = [];
+    const names = fs.readdirSync(options.directory).filter((name) => name.endsWith(SEGMENT_SUFFIX)).sort();
+    for (const fileName of names) {
+      const file = path.join(options.directory, fileName);
+      const { payloads, validBytes } = readFrames(fs.readFileSync(file));
+      if (validBytes < fs.statSync(file).size) {
+        options.log.warn({ segment: fileName, keptBytes: validBytes }, 'ingest log: torn tail cut (a write the crash interrupted)');
+        fs.truncateSync(file, validBytes);
+      }
+      if (payloads.length === 0) {
+        fs.rmSync(file);
+        continue;
+      }
+      const firstLsn = log.nextLsn;
+      for (const payload of payloads) records.push({ lsn: log.nextLsn++, payload });
+      const rows = payloads.reduce((sum, payload) => sum + options.rowsOf(payload), 0);
+      const name = fileName.slice(0, -SEGMENT_SUFFIX.length);
+      log.addSealed({ name, file, bytes: validBytes, rows, firstLsn, lastLsn: log.nextLsn - 1, firstAppendAt: Date.now() });
+    }
+    return { log, records };
+  }
+
+  /** Bytes held by the log: sealed segments and the one being written. */
+  get bytes(): number {
+    return this.totalBytes;
+  }
+
+  /**
+   * Appends one record and resolves with its sequence number once it is on disk; `rows` counts toward the
+   * segment's size in rows. Refused (503) when the log is full or cannot be written: then nothing is acknowledged.
+   */
+  append(payload: Buffer, rows: number): Promise<number> {
+    const framed = frame(payload);
+    if (this.totalBytes + framed.length > this.options.maxBytes) {
+      return Promise.reject(new StoreUnavailableError('ingest log', 'the log is full: ClickHouse is behind or unavailable'));
+    }
+    this.totalBytes += framed.length;
+    const lsn = this.nextLsn++;
+    return new Promise((resolve, reject) => {
+      this.queue.push({ frame: framed, rows, lsn, resolve: () => resolve(lsn), reject });
+      this.startWriting();
+    });
+  }
+
+  /**
+   * The first append of a quiet period starts a write on the next turn of the event loop, so that every request
+   * parsed in this turn goes with it; appends that arrive while a write runs go together in the next one.
+   */
+  private startWriting(): Promise<void> {
+    this.writing ??= new Promise<void>((done) => setImmediate(done)).then(() => this.writeQueued());
+    return this.writing;
+  }
+
+  /** Rows in the segment being written: the flusher seals it once they reach a flush's size. */
+  get activeRows(): number {
+    return this.active?.rows ?? 0;
+  }
+
+  /** Seals the segment being written (once its write in progress ends); resolves when done. */
+  async seal(): Promise<void> {
+    this.sealRequested = true;
+    await this.startWriting();
+  }
+
+  /** Sealed segments, oldest first. */
+  sealedSegments(): readonly SealedSegment[] {
+    return this.sealed;
+  }
+
+  /** The records of a sealed segment, whole ones only. */
+  readSegment(segment: SealedSegment): Buffer[] {
+    const bytes = fs.readFileSync(segment.file).subarray(0, segment.bytes);
+    return readFrames(bytes).payloads;
+  }
+
+  /** Deletes a sealed segment whose records are all in ClickHouse; it must be the oldest. */
+  remove(segment: SealedSegment): void {
+    if (this.sealed[0] !== segment) throw new Error('segments are removed oldest first');
+    fs.rmSync(segment.file, { force: true });
+    this.sealed.shift();
+    this.totalBytes -= segment.bytes;
+  }
+
+  /** The oldest record's age in milliseconds, 0 when the log is empty. */
+  oldestAgeMs(now = Date.now()): number {
+    const oldest = this.sealed[0] ?? this.active;
+    return oldest && oldest.rows > 0 ? now - oldest.firstAppendAt : 0;
+  }
+
+  /** Rows not yet flushed: in sealed segments and the one being written. */
+  get backlogRows(): number {
+    return this.sealed.reduce((sum, segment) => sum + segment.rows, 0) + (this.active?.rows ?? 0);
+  }
+
+  /** Waits for writes in progress and closes the segment being written (sealing it). */
+  async close(): Promise<void> {
+    await this.seal();
+  }
+
+  private addSealed(segment: SealedSegment): void {
+    this.sealed.push(segment);
+    this.totalBytes += segment.bytes;
+  }
+
+  /** The group-commit loop: whatever queued while the last write ran goes out in one write and one fdatasync. */
+  private async writeQueued(): Promise<void> {
+    try {
+      while (this.queue.length > 0 || this.sealRequested) {
+        if (this.sealRequested) await this.sealActive();
+        if (this.queue.length > 0) await this.writeGroup(this.queue.splice(0));
+      }
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  private async writeGroup(group: PendingAppend[]): Promise<void> {
+    let segment: ActiveSegment;
+    try {
+      segment = this.active ?? (await this.openSegment());
+      await sync.writev(segment.fd, group.map((append) => append.frame));
+      await sync.datasync(segment.fd);
+    } catch (error) {
+      this.refuse(group, error);
+      // What the failed write left in the file is past the segment's whole records: it is cut if it can be (a
+      // refused write must not come back at a replay), and it ends the segment either way.
+      if (this.active) {
+        await new Promise<void>((ok) => fs.ftruncate(this.active!.fd, this.active!.bytes, () => ok()));
+        await this.sealActive();
+      }
+      return;
+    }
+    if (segment.rows === 0) {
+      segment.firstAppendAt = Date.now();
+      segment.firstLsn = group[0].lsn;
+    }
+    for (const append of group) {
+      segment.bytes += append.frame.length;
+      segment.rows += append.rows;
+      segment.lastLsn = append.lsn;
+      append.resolve();
+    }
+  }
+
+  private refuse(group: PendingAppend[], error: unknown): void {
+    this.options.log.error({ err: error, records: group.length }, 'ingest log: write failed; the writes are refused (503)');
+    for (const append of group) this.totalBytes -= append.frame.length;
+    const unavailable = new StoreUnavailableError('ingest log', 'the ingest log cannot be written');
+    unavailable.cause = error;
+    for (const append of group) append.reject(unavailable);
+  }
+
+  /** A new segment file; its directory entry is made durable before any record in it is acknowledged. */
+  private async openSegment(): Promise<ActiveSegment> {
+    const name = newSegmentName((this.segmentSequence += 1));
+    const file = path.join(this.options.directory, `${name}${SEGMENT_SUFFIX}`);
+    const fd = await sync.open(file, 'a');
+    const directory = await sync.open(this.options.directory, 'r');
+    try {
+      await new Promise<void>((ok, fail) => fs.fsync(directory, (e) => (e ? fail(e) : ok())));
+    } finally {
+      await sync.close(directory);
+    }
+    this.active = { name, file, fd, bytes: 0, rows: 0, firstLsn: this.nextLsn, lastLsn: this.nextLsn - 1, firstAppendAt: Date.now() };
+    return this.active;
+  }
+
+  private async sealActive(): Promise<void> {
+    this.sealRequested = false;
+    const active = this.active;
+    if (!active) return;
+    this.active = undefined;
+    await sync.close(active.fd);
+    const { fd: _fd, ...sealed } = active;
+    if (sealed.rows === 0) {
+      fs.rmSync(sealed.file, { force: true });
+      return;
+    }
+    // Its bytes were counted as they were appended.
+    this.sealed.push(sealed);
+  }
+}

@@ -1,0 +1,92 @@
+// A write of the ingest path as one record of the log: the rows it adds to each run table, already encoded as the
+// JSONCompactEachRow lines the flusher inserts, so that a row is serialised once, when it is acknowledged.
+import { encodeRows } from '../db/clickhouse';
+import type { FinishedRunRow, LiveRunRow, StepRow } from '../runs/model';
+
+/** The rows one ingest call adds: acknowledged, flushed and replayed whole. */
+export interface RunWrite {
+  projectId: string;
+  live: LiveRunRow[];
+  finished: FinishedRunRow[];
+  steps: StepRow[];
+}
+
+// Every column list starts with the row's start time, the table's partition key: the flusher reads a line's
+// partition off its first characters (`["2026-11-23 10:…`) without parsing it.
+const LIVE_COLUMNS = [
+  'timestamp', 'project_id', 'id', 'version', 'finished', 'agent_name', 'input', 'metadata', 'loop_detected',
+  'loop_step_index', 'total_steps', 'total_tokens', 'total_cost_usd', 'tool_calls', 'tool_names',
+] as const satisfies readonly (keyof LiveRunRow)[];
+const FINISHED_COLUMNS = [
+  'timestamp', 'project_id', 'id', 'agent_name', 'status', 'finished_at', 'duration_ms', 'input', 'output',
+  'termination_reason', 'termination_detail', 'loop_detected', 'loop_step_index', 'total_steps', 'total_tokens',
+  'total_cost_usd', 'tool_calls', 'tool_names', 'metadata',
+] as const satisfies readonly (keyof FinishedRunRow)[];
+const STEP_COLUMNS = [
+  'run_timestamp', 'project_id', 'run_id', 'index', 'version', 'type', 'name', 'tool_name', 'model', 'input', 'output',
+  'tokens', 'cost_usd', 'started_at', 'duration_ms', 'error',
+] as const satisfies readonly (keyof StepRow)[];
+
+export type RunTable = 'live_runs' | 'runs' | 'run_steps';
+
+/** Each table: its one-letter tag in a record, its columns, and its partition key's length in a line's time text. */
+export const RUN_TABLES: Record<RunTable, { tag: string; columns: readonly string[]; partitionChars: number }> = {
+  // live_runs is partitioned by hour (`2026-11-23 10`), runs and run_steps by month (`2026-11`).
+  live_runs: { tag: 'L', columns: LIVE_COLUMNS, partitionChars: 13 },
+  runs: { tag: 'F', columns: FINISHED_COLUMNS, partitionChars: 7 },
+  run_steps: { tag: 'S', columns: STEP_COLUMNS, partitionChars: 7 },
+};
+const TABLE_OF_TAG = new Map(Object.entries(RUN_TABLES).map(([table, { tag }]) => [tag, table as RunTable]));
+
+export const rowCount = (write: RunWrite) => write.live.length + write.finished.length + write.steps.length;
+
+function taggedLines(tag: string, rows: readonly object[], columns: readonly string[]): string {
+  if (rows.length === 0) return '';
+  return encodeRows(rows, columns).map((line) => `\n${tag}${line}`).join('');
+}
+
+/**
+ * The record's text: the project id, then one line per row, its table's tag and its JSON array. JSON text never
+ * holds a raw newline, so lines split on it.
+ */
+export function encodeWrite(write: RunWrite): Buffer {
+  const text = write.projectId
+    + taggedLines(RUN_TABLES.live_runs.tag, write.live, LIVE_COLUMNS)
+    + taggedLines(RUN_TABLES.runs.tag, write.finished, FINISHED_COLUMNS)
+    + taggedLines(RUN_TABLES.run_steps.tag, write.steps, STEP_COLUMNS);
+  return Buffer.from(text, 'utf8');
+}
+
+/** A record's rows as insert lines, by table, without parsing them. */
+export function linesOf(payload: Buffer): { projectId: string; lines: { table: RunTable; line: string }[] } {
+  const [projectId, ...tagged] = payload.toString('utf8').split('\n');
+  return { projectId, lines: tagged.map((line) => ({ table: TABLE_OF_TAG.get(line[0])!, line: line.slice(1) })) };
+}
+
+/** The number of rows in a record: its lines after the project id. */
+export function rowsInRecord(payload: Buffer): number {
+  let rows = 0;
+  for (let i = payload.indexOf(10); i !== -1; i = payload.indexOf(10, i + 1)) rows += 1;
+  return rows;
+}
+
+/** The partition a line's row belongs to, read off the start time that opens it (`["2026-11-23 10:…`). */
+export const partitionOf = (table: RunTable, line: string) => line.slice(2, 2 + RUN_TABLES[table].partitionChars);
+
+function rowOf(columns: readonly string[], line: string): Record<string, unknown> {
+  const values = JSON.parse(line) as unknown[];
+  return Object.fromEntries(columns.map((column, i) => [column, values[i]]));
+}
+
+/** A record back as the write it was: at start-up, to rebuild the runs not yet in ClickHouse. */
+export function decodeWrite(payload: Buffer): RunWrite {
+  const { projectId, lines } = linesOf(payload);
+  const write: RunWrite = { projectId, live: [], finished: [], steps: [] };
+  for (const { table, line } of lines) {
+    const row = rowOf(RUN_TABLES[table].columns, line);
+    if (table === 'live_runs') write.live.push(row as unknown as LiveRunRow);
+    else if (table === 'runs') write.finished.push(row as unknown as FinishedRunRow);
+    else write.steps.push(row as unknown as StepRow);
+  }
+  return write;
+}

@@ -1,0 +1,142 @@
+// Where acknowledged ingest writes go: into the ingest log (the default: acknowledged at fsync, flushed into
+// ClickHouse in bulk, with the head answering for runs not flushed yet), or, with INGEST_LOG=off, straight into
+// ClickHouse with server-side batching (async_insert), for stateless instances.
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { runEvery } from '../background';
+import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
+import type { StepRow } from '../runs/model';
+import type { LatestRunRow, RunKey } from '../runs/store';
+import { Batcher } from './batcher';
+import { Flusher } from './flusher';
+import { RunHead } from './head';
+import { IngestLog } from './log';
+import { decodeWrite, encodeWrite, linesOf, rowCount, rowsInRecord, RUN_TABLES, type RunTable, type RunWrite } from './records';
+
+/** The backlog of writes acknowledged and not yet in ClickHouse. */
+export interface Backlog {
+  rows: number;
+  bytes: number;
+  oldestAgeMs: number;
+  /** False until what the log held at start-up is in ClickHouse. */
+  replayed: boolean;
+}
+
+/** The backlog as /readyz shows it; not ready until what the log held at start-up is in ClickHouse. */
+export const ingestReadiness = ({ replayed, rows, bytes, oldestAgeMs }: Backlog) => ({
+  ready: replayed,
+  reason: 'replaying the ingest log into ClickHouse',
+  backlog: { rows, bytes, oldest_age_ms: oldestAgeMs },
+});
+
+export interface RunWriter {
+  /** Stores a write durably, whole; resolves when it may be acknowledged. */
+  write(write: RunWrite): Promise<void>;
+  /** A run's latest state known only here, not yet in ClickHouse. */
+  latest(key: RunKey): LatestRunRow | undefined;
+  /** A run's steps not yet in ClickHouse. */
+  unflushedSteps(key: RunKey): StepRow[];
+  /** Resolves once every write acknowledged for the project before the call is in ClickHouse (read-your-writes). */
+  flushed(projectId: string): Promise<void>;
+  /** Resolves once every write acknowledged before the call is in ClickHouse, whatever its project. */
+  flushedAll(): Promise<void>;
+  backlog(): Backlog;
+  /** Flushes what it can and stops; what could not be flushed stays in the log for the next start. */
+  close(): Promise<void>;
+}
+
+export interface LogWriterOptions {
+  ch: ClickHouseStore;
+  log: Logger;
+  directory: string;
+  maxBytes: number;
+  flushMaxRows: number;
+  flushIntervalMs: number;
+}
+
+/** The log-backed writer. Opening it replays the log into the head; its backlog then flushes in the background. */
+export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flushIntervalMs }: LogWriterOptions): RunWriter {
+  const { log: ingestLog, records } = IngestLog.open({ directory, maxBytes, log, rowsOf: rowsInRecord });
+  const head = new RunHead();
+  // The last record acknowledged for each project and of all, and the one up to which everything is in ClickHouse.
+  const lastAcknowledged = new Map<string, number>();
+  let lastLsn = 0;
+  let flushedLsn = 0;
+  const acknowledged = (write: RunWrite, lsn: number) => {
+    head.apply(write, lsn);
+    lastAcknowledged.set(write.projectId, lsn);
+    lastLsn = Math.max(lastLsn, lsn);
+  };
+  for (const { lsn, payload } of records) acknowledged(decodeWrite(payload), lsn);
+  const replayedLsn = records.at(-1)?.lsn ?? 0;
+  if (records.length > 0) log.info({ records: records.length, rows: ingestLog.backlogRows }, 'ingest log: replaying unflushed records');
+
+  const flusher = new Flusher({
+    log: ingestLog, ch, logger: log, deadLetterFile: path.join(directory, 'dead-letter.jsonl'),
+    onFlushed: (lsn) => {
+      flushedLsn = lsn;
+      head.forgetFlushed(lsn);
+    },
+  });
+  const flushQuietly = () => flusher.flush().catch((error: unknown) => {
+    log.warn({ err: error, backlog: backlog() }, 'ingest log: flush failed; retrying');
+  });
+  const stopTimer = runEvery(flushIntervalMs, flushQuietly, () => undefined);
+
+  function backlog(): Backlog {
+    return { rows: ingestLog.backlogRows, bytes: ingestLog.bytes, oldestAgeMs: ingestLog.oldestAgeMs(), replayed: flushedLsn >= replayedLsn };
+  }
+
+  const time = (key: RunKey) => toClickHouseTime(key.timestamp);
+  // A barrier: the pass it waits for seals the segment holding `lsn`, so one pass is enough; the loop is a guard.
+  async function flushUpTo(lsn: number): Promise<void> {
+    while (flushedLsn < lsn) await flusher.flush();
+  }
+
+  return {
+    async write(write) {
+      acknowledged(write, await ingestLog.append(encodeWrite(write), rowCount(write)));
+      // A full segment is flushed at once rather than at the next tick of the timer.
+      if (ingestLog.activeRows >= flushMaxRows) void flushQuietly();
+    },
+    latest: (key) => head.latest(key, time(key)),
+    unflushedSteps: (key) => head.steps(key, time(key)),
+    flushed: (projectId) => flushUpTo(lastAcknowledged.get(projectId) ?? 0),
+    flushedAll: () => flushUpTo(lastLsn),
+    backlog,
+    async close() {
+      await stopTimer();
+      await flushQuietly();
+      await ingestLog.close();
+    },
+  };
+}
+
+/**
+ * The stateless writer: each write is inserted into ClickHouse before it is acknowledged, with async_insert so the
+ * server batches the inserts of every instance. Concurrent writes share one insert per table, one at a time.
+ */
+export function directWriter(ch: ClickHouseStore, flushMaxRows: number): RunWriter {
+  const inserts = new Batcher<Buffer, void>(async (records) => {
+    const lines = new Map<RunTable, string[]>();
+    for (const record of records) {
+      for (const { table, line } of linesOf(record).lines) {
+        const tableLines = lines.get(table);
+        if (tableLines) tableLines.push(line);
+        else lines.set(table, [line]);
+      }
+    }
+    await Promise.all([...lines].map(([table, tableLines]) =>
+      ch.insertLines(table, RUN_TABLES[table].columns, tableLines, { serverBatched: true })));
+    return records.map(() => undefined);
+  }, flushMaxRows);
+  return {
+    write: async (write) => void (await inserts.submit([encodeWrite(write)])),
+    latest: () => undefined,
+    unflushedSteps: () => [],
+    flushed: async () => undefined,
+    flushedAll: async () => undefined,
+    backlog: () => ({ rows: 0, bytes: 0, oldestAgeMs: 0, replayed: true }),
+    close: () => inserts.drain(),
+  };
+}
