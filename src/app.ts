@@ -104,5 +104,5 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   const app = listenable(leanListener(routes, { ...mountOptions, log, fallback: expressApp }));
   // Sends queued alert notifications; main.ts runs it on an interval, tests call notifier.deliverDue(now).
   const notifier = createNotifier({ pg: stores.pg, clock, log, config });
-  return { app, routes, ingest, notifier, alerts };
+  return { app, routes, ingest, writer, notifier, alerts };
 }

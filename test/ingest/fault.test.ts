@@ -1,7 +1,11 @@
-// Ingest while ClickHouse fails for real (contract §1, §4): 503 with Retry-After, nothing acknowledged that is not
-// stored, nothing stored twice once clients retry.
+// Ingest while ClickHouse fails for real (contract §4): ingest goes on into the ingest log, reads answer 503 with
+// Retry-After, and once ClickHouse is back everything acknowledged lands, once. When the log is full or cannot be
+// written, calls get 503 and nothing of them is acknowledged or stored.
 import { randomUUID } from 'node:crypto';
-import type { Response } from 'supertest';
+import fs from 'node:fs';
+import pino from 'pino';
+import supertest, { type Response } from 'supertest';
+import { createApp } from '../../src/app';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
@@ -72,126 +76,89 @@ function expectUnavailable(res: Response) {
 type Key = { id: string; timestamp: string };
 const newKey = (offsetMs: number): Key => ({ id: randomUUID(), timestamp: at(app, offsetMs) });
 const start = (key: string, run: Key) => app.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: 'agent', ...run });
-const whole = (run: Key, extra: Record<string, unknown> = {}) => ({
+const wholeRun = (run: Key, extra: Record<string, unknown> = {}) => ({
   agent_name: 'agent', ...run, status: 'completed', finished_at: at(app), steps: [llm(0, 'a', { tokens: 5 }), tool(1, 'search', run.id, 'ok')], ...extra,
 });
 
-it('while the ingest tables are gone: concurrent starts and batches all get 503; after recovery, retries store each run once', async () => {
+/** Every run of the project as the reads see it, after waiting for the flush (it fails while ClickHouse does). */
+async function storedRuns(projectId: string, key: string) {
+  await app.ingest.flushed(projectId);
+  return listRuns(app, key, projectId);
+}
+
+it('while ClickHouse refuses writes, starts, steps, finishes and batches are acknowledged into the log; reads get 503; after recovery each lands once', async () => {
   const { project, key } = await setUpProject(app);
-  // Acknowledged before the outage.
-  const ackedStarts = [newKey(-50_000), newKey(-49_000), newKey(-48_000)];
-  for (const run of ackedStarts) expect((await start(key, run)).status).toBe(201);
-  const ackedWhole = [newKey(-47_000), newKey(-46_000)];
-  expect((await postBatch(app, key, ackedWhole.map((run) => whole(run)))).status).toBe(200);
-
-  const newStarts = Array.from({ length: 10 }, (_, i) => newKey(-40_000 + i));
-  const batchedStarts = Array.from({ length: 5 }, (_, i) => newKey(-30_000 + i));
-  await dropIngestTables();
-  const during = await Promise.all([
-    ...newStarts.map((run) => start(key, run)),
-    ...ackedStarts.map((run) => start(key, run)),
-    postBatch(app, key, batchedStarts.map((run) => ({ agent_name: 'agent', ...run }))),
-    // Whole runs with server-chosen ids: the batch writes them without reading first.
-    postBatch(app, key, [{ agent_name: 'server-ids', status: 'completed' }, { agent_name: 'server-ids', status: 'failed', steps: [llm(0, 'x')] }]),
-    postBatch(app, key, [{ agent_name: 'server-ids' }, { agent_name: 'server-ids', status: 'cancelled' }]),
-  ]);
-  for (const res of during) expectUnavailable(res);
-  await restoreTables();
-
-  // Nothing refused is there: not the new starts, not the batched runs, not the runs with server-chosen ids.
-  const liveAfterOutage = await rowsPerRun('live_runs', project.id);
-  const finishedAfterOutage = await rowsPerRun('runs', project.id);
-  expect([...liveAfterOutage.keys()].sort()).toEqual(ackedStarts.map((run) => run.id).sort());
-  expect([...finishedAfterOutage.keys()].sort()).toEqual(ackedWhole.map((run) => run.id).sort());
-  for (const run of newStarts) expectError(await getRun(app, key, project.id, run.id), 404, 'not_found');
-
-  // Clients retry what was refused, and (needlessly) what was acknowledged; and new work arrives.
-  const fresh = newKey(-10_000);
-  const after = await Promise.all([
-    ...[...newStarts, ...ackedStarts, fresh].map((run) => start(key, run)),
-    postBatch(app, key, batchedStarts.map((run) => ({ agent_name: 'agent', ...run }))),
-    postBatch(app, key, ackedWhole.map((run) => whole(run))),
-  ]);
-  for (const res of after) expect([200, 201]).toContain(res.status);
-
-  const live = await rowsPerRun('live_runs', project.id);
-  const finished = await rowsPerRun('runs', project.id);
-  const startedIds = [...ackedStarts, ...newStarts, ...batchedStarts, fresh].map((run) => run.id);
-  expect([...live.keys()].sort()).toEqual([...startedIds].sort());
-  for (const id of startedIds) expect(live.get(id)).toBe(1);
-  expect([...finished.keys()].sort()).toEqual(ackedWhole.map((run) => run.id).sort());
-  for (const run of ackedWhole) {
-    expect(finished.get(run.id)).toBe(1);
-    expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'completed', total_steps: 2, total_tokens: 5 });
-  }
-  const list = await listRuns(app, key, project.id);
-  expect(list.total).toBe(startedIds.length + ackedWhole.length);
-  expect([...list.ids].sort()).toEqual([...startedIds, ...ackedWhole.map((run) => run.id)].sort());
-});
-
-it('while the ingest tables refuse writes: starts, steps, finish and batches all get 503 and change nothing; retries then apply once', async () => {
-  const { project, key } = await setUpProject(app);
-  const withSteps = await startRun(app, key, newKey(-60_000));
-  expect((await postSteps(app, key, withSteps, [llm(0, 'first', { tokens: 1 })])).status).toBe(200);
-  const toFinish = await startRun(app, key, newKey(-59_000));
-  const ackedWhole = newKey(-58_000);
-  expect((await postBatch(app, key, [whole(ackedWhole)])).status).toBe(200);
-  const ackedStart = newKey(-57_000);
-  expect((await start(key, ackedStart)).status).toBe(201);
-
-  const newStarts = Array.from({ length: 5 }, (_, i) => newKey(-40_000 + i));
-  const newWhole = Array.from({ length: 3 }, (_, i) => newKey(-30_000 + i));
-  const requests = () => [
-    ...newStarts.map((run) => start(key, run)),
-    start(key, ackedStart),
-    postSteps(app, key, withSteps, [llm(1, 'second', { tokens: 2 })]),
-    postFinish(app, key, toFinish, { status: 'failed', finished_at: at(app) }),
-    postBatch(app, key, [...newWhole.map((run) => whole(run)), whole(ackedWhole)]),
-    postBatch(app, key, [{ agent_name: 'server-ids' }, { agent_name: 'server-ids', status: 'completed' }]),
-  ];
+  const before = await startRun(app, key, newKey(-60_000));
+  await storedRuns(project.id, key);
 
   await refuseIngestWrites();
-  const during = await Promise.all(requests());
-  for (const res of during) expectUnavailable(res);
+  const starts = Array.from({ length: 10 }, (_, i) => newKey(-50_000 + i));
+  const whole = Array.from({ length: 3 }, (_, i) => newKey(-40_000 + i));
+  const duringStarts = await Promise.all(starts.map((run) => start(key, run)));
+  for (const res of duringStarts) expect(res.status).toBe(201);
+  // Runs acknowledged a moment ago are found in the head: steps and finish go on too.
+  expect((await postSteps(app, key, starts[0], [llm(0, 'plan', { tokens: 4 }), tool(1, 'search')])).status).toBe(200);
+  expect((await postSteps(app, key, starts[0], [llm(2, 'answer', { tokens: 6 })])).status).toBe(200);
+  expect((await postFinish(app, key, starts[1], { status: 'failed', steps: [llm(0, 'x', { tokens: 2 })] })).status).toBe(200);
+  expect((await postBatch(app, key, whole.map((run) => wholeRun(run)))).status).toBe(200);
+  // A run flushed before the outage is read from ClickHouse, which still answers reads.
+  expect((await postFinish(app, key, before, { status: 'completed' })).status).toBe(200);
+
+  // Reads wait for the flush of what was acknowledged, which cannot happen now.
+  expectUnavailable(await app.http.get(`/projects/${project.id}/agent/runs`).set(keyAuth(key)));
+  expectUnavailable(await getRun(app, key, project.id, starts[0].id, starts[0].timestamp));
+  const ready = await app.http.get('/readyz').expect(200);
+  expect(ready.body.ingest_backlog.rows).toBeGreaterThan(0);
+  expect(ready.body.ingest_backlog.bytes).toBeGreaterThan(0);
+
   await restoreTables();
-
-  // Nothing of the refused requests is visible.
-  expect(await readRun(app, key, project.id, withSteps)).toMatchObject({ status: 'running', total_steps: 1, total_tokens: 1 });
-  expect((await getSteps(app, key, project.id, withSteps.id, withSteps.timestamp)).body).toHaveLength(1);
-  expect(await readRun(app, key, project.id, toFinish)).toMatchObject({ status: 'running' });
-  for (const run of [...newStarts, ...newWhole]) expectError(await getRun(app, key, project.id, run.id), 404, 'not_found');
-  expect([...(await rowsPerRun('runs', project.id)).keys()]).toEqual([ackedWhole.id]);
-
-  // The same requests again, now that ClickHouse takes writes: each applies once.
-  const after = await Promise.all(requests());
-  for (const res of after) expect([200, 201]).toContain(res.status);
-  const again = await Promise.all(requests());
-  for (const res of again) expect([200, 201]).toContain(res.status);
-
-  expect(await readRun(app, key, project.id, withSteps)).toMatchObject({ status: 'running', total_steps: 2, total_tokens: 3 });
-  expect(await readRun(app, key, project.id, toFinish)).toMatchObject({ status: 'failed', termination_reason: 'error' });
+  const list = await storedRuns(project.id, key);
+  const everyId = [before, ...starts, ...whole].map((run) => run.id);
+  expect([...list.ids].sort()).toEqual([...everyId].sort());
+  expect(list.total).toBe(everyId.length);
+  for (const [id, count] of await rowsPerRun('live_runs', project.id)) expect({ id, count }).toEqual({ id, count: 1 });
   const finished = await rowsPerRun('runs', project.id);
-  for (const run of [toFinish, ackedWhole, ...newWhole]) expect(finished.get(run.id)).toBe(1);
-  const live = await rowsPerRun('live_runs', project.id);
-  for (const run of [...newStarts, ackedStart, withSteps]) expect(live.get(run.id)).toBe(1);
-  // Every row of `runs` in the project is one run: the known whole runs, the finished one, and one per
-  // successful server-id batch (their ids are new on every send, as the contract says).
-  expect([...finished.values()].every((count) => count === 1)).toBe(true);
-  expect(finished.size).toBe(2 + newWhole.length + 2);
+  expect([...finished.keys()].sort()).toEqual([before, starts[1], ...whole].map((run) => run.id).sort());
+  for (const count of finished.values()) expect(count).toBe(1);
+  expect(await readRun(app, key, project.id, starts[0])).toMatchObject({ status: 'running', total_steps: 3, total_tokens: 10 });
+  expect((await getSteps(app, key, project.id, starts[0].id, starts[0].timestamp)).body).toHaveLength(3);
+  expect(await readRun(app, key, project.id, starts[1])).toMatchObject({ status: 'failed', total_steps: 1, total_tokens: 2 });
+  expect(await readRun(app, key, project.id, before)).toMatchObject({ status: 'completed' });
+  for (const run of whole) expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'completed', total_steps: 2, total_tokens: 5 });
 });
 
-it('an outage that begins while requests are in flight: every 2xx is stored exactly once, every 503 stored nothing', async () => {
+it('while the ingest tables are gone: starts are acknowledged; a call that must look its run up in ClickHouse gets 503 and stores nothing', async () => {
+  const { project, key } = await setUpProject(app);
+  const flushed = await startRun(app, key, newKey(-30_000));
+  await storedRuns(project.id, key);
+  await dropIngestTables();
+  const fresh = newKey(-20_000);
+  expect((await start(key, fresh)).status).toBe(201);
+  const refused = [
+    await postSteps(app, key, flushed, [tool(0, 'search')]),
+    await postFinish(app, key, flushed, { status: 'completed' }),
+    await postBatch(app, key, [wholeRun(newKey(-10_000))]),
+  ];
+  for (const res of refused) {
+    expectUnavailable(res);
+    // The cause stays in the log: no table names or ClickHouse text reach the client.
+    expect(res.body.error.message).not.toMatch(/Code:|DB::Exception|_away/);
+  }
+  await restoreTables();
+  const list = await storedRuns(project.id, key);
+  expect([...list.ids].sort()).toEqual([flushed.id, fresh.id].sort());
+  expect(await readRun(app, key, project.id, flushed)).toMatchObject({ status: 'running', total_steps: 0 });
+});
+
+it('an outage that begins while requests are in flight: every 2xx lands exactly once after recovery', async () => {
   const { project, key } = await setUpProject(app);
   const runs = Array.from({ length: 60 }, (_, i) => newKey(-100_000 + i));
-  // Whole runs with server-chosen ids (the batch writes them without reading first), told apart by agent_name.
   const wholeNames = Array.from({ length: 20 }, (_, i) => `whole-${i}`);
-
   const send = [
     ...runs.map((run) => () => start(key, run).then((res) => ({ kind: 'start' as const, id: run.id, res }))),
     ...wholeNames.map((name) => () =>
       postBatch(app, key, [{ agent_name: name, status: 'completed', steps: [llm(0, name)] }]).then((res) => ({ kind: 'whole' as const, id: name, res }))),
   ].sort(() => Math.random() - 0.5);
-  // Requests go out one every few milliseconds; a third of the way in, the tables are pulled away under them.
   const inFlight: ReturnType<(typeof send)[number]>[] = [];
   let outage: Promise<void> | undefined;
   for (const [i, request] of send.entries()) {
@@ -201,51 +168,75 @@ it('an outage that begins while requests are in flight: every 2xx is stored exac
   }
   await outage;
   const outcomes = await Promise.all(inFlight);
+  for (const { res } of outcomes) expect([200, 201]).toContain(res.status);
   await restoreTables();
 
+  await storedRuns(project.id, key);
   const live = await rowsPerRun('live_runs', project.id);
-  const finishedByAgent = new Map((await app.stores.ch.query<{ agent_name: string; n: number; id: string }>({
+  for (const run of runs) expect({ id: run.id, rows: live.get(run.id) }).toEqual({ id: run.id, rows: 1 });
+  const finishedByAgent = await app.stores.ch.query<{ agent_name: string; n: number }>({
     name: 'test.rows_per_agent',
-    sql: `SELECT agent_name, count() AS n, toString(any(id)) AS run_id FROM runs WHERE project_id = {project_id:UUID} GROUP BY agent_name`,
+    sql: 'SELECT agent_name, count() AS n FROM runs WHERE project_id = {project_id:UUID} GROUP BY agent_name ORDER BY agent_name',
     params: { project_id: project.id },
-  })).map((row) => [row.agent_name, row]));
-  for (const { kind, id, res } of outcomes) {
-    expect({ id, status: [200, 201, 503].includes(res.status) }).toEqual({ id, status: true });
-    const stored = kind === 'start' ? (live.get(id) ?? 0) : Number(finishedByAgent.get(id)?.n ?? 0);
-    if (res.status === 503) {
-      expectUnavailable(res);
-      expect({ id, stored }).toEqual({ id, stored: 0 });
-    } else {
-      expect({ id, stored }).toEqual({ id, stored: 1 });
-      if (kind === 'whole') expect((await readRun(app, key, project.id, res.body.results[0])).agent_name).toBe(id);
-    }
-  }
-
-  // Clients retry the starts (safe: they carry id and timestamp); afterwards each run is stored once.
-  const retried = await Promise.all(runs.map((run) => start(key, run)));
-  for (const res of retried) expect(res.status).toBe(201);
-  const liveAfter = await rowsPerRun('live_runs', project.id);
-  for (const run of runs) expect(liveAfter.get(run.id)).toBe(1);
-  expect(liveAfter.size).toBe(runs.length);
-  const acknowledgedWhole = outcomes.filter(({ kind, res }) => kind === 'whole' && res.status === 200).length;
-  expect((await listRuns(app, key, project.id)).total).toBe(runs.length + acknowledgedWhole);
+  });
+  expect(finishedByAgent.map((row) => [row.agent_name, Number(row.n)])).toEqual([...wholeNames].sort().map((name) => [name, 1]));
+  expect((await listRuns(app, key, project.id)).total).toBe(runs.length + wholeNames.length);
 });
 
-it('while the ingest tables are gone, steps, finish and batches of whole runs with client ids also get 503', async () => {
-  const { key } = await setUpProject(app);
-  const run = await startRun(app, key);
-  await dropIngestTables();
-  const responses = [
-    await postSteps(app, key, run, [tool(0, 'search')]),
-    await postFinish(app, key, run, { status: 'completed' }),
-    await postBatch(app, key, [{ agent_name: 'a', id: randomUUID(), timestamp: at(app, -1000), status: 'completed' }]),
-  ];
-  for (const res of responses) {
-    expectError(res, 503, 'unavailable');
-    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-    // The cause stays in the log: no table names or ClickHouse text reach the client.
-    expect(res.body.error.message).not.toMatch(/Code:|DB::Exception|_away/);
-  }
+describe('when the log cannot take a write', () => {
+  it('with the log full, calls get 503 with Retry-After and are not stored; what was acknowledged lands once after recovery', async () => {
+    // The same service and stores, with a log of 1 MiB.
+    const config = { ...app.config, ingestLog: { directory: `${app.config.ingestLog!.directory}-small`, maxBytes: 1024 * 1024 } };
+    const service = createApp({ config, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret! });
+    const small = { ...app, ...service, http: supertest(service.app) };
+    try {
+      const { project, key } = await setUpProject(small);
+      const heavy = (run: Key) => small.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: 'heavy', input: 'x'.repeat(100_000), ...run });
+      await refuseIngestWrites();
+      const sent = Array.from({ length: 14 }, (_, i) => ({ id: randomUUID(), timestamp: at(small, -10_000 + i) }));
+      const answers: Response[] = [];
+      for (const run of sent) answers.push(await heavy(run));
+      const acknowledged = sent.filter((_, i) => answers[i].status === 201);
+      const refused = sent.filter((_, i) => answers[i].status !== 201);
+      // About ten 100 kB records fit in 1 MiB.
+      expect(acknowledged.length).toBeGreaterThanOrEqual(8);
+      expect(refused.length).toBeGreaterThanOrEqual(3);
+      for (const res of answers.filter((answer) => answer.status !== 201)) expectUnavailable(res);
+      await restoreTables();
+      await small.ingest.flushed(project.id);
+      const list = await listRuns(small, key, project.id);
+      expect([...list.ids].sort()).toEqual(acknowledged.map((run) => run.id).sort());
+      expect(list.total).toBe(acknowledged.length);
+      // Room again: the refused ones are taken now.
+      for (const run of refused) expect((await heavy(run)).status).toBe(201);
+    } finally {
+      await restoreTables();
+      await small.ingest.drain();
+    }
+  });
+
+  it('when the log directory cannot be written, calls get 503 and nothing is acknowledged; it recovers with the directory', async () => {
+    const { project, key } = await setUpProject(app);
+    await startRun(app, key);
+    await storedRuns(project.id, key);
+    // Nothing is in the log now, and no segment is open: the next write must create one, in a path that is a file.
+    const directory = app.config.ingestLog!.directory;
+    fs.rmSync(directory, { recursive: true });
+    fs.writeFileSync(directory, 'not a directory');
+    try {
+      const refused = newKey(-1000);
+      expectUnavailable(await start(key, refused));
+      expectUnavailable(await postBatch(app, key, [{ agent_name: 'agent', ...newKey(-2000) }]));
+      fs.rmSync(directory);
+      fs.mkdirSync(directory);
+      expect((await start(key, newKey(-500))).status).toBe(201);
+      expect((await storedRuns(project.id, key)).ids).not.toContain(refused.id);
+      expect((await storedRuns(project.id, key)).total).toBe(2);
+    } finally {
+      if (!fs.statSync(directory).isDirectory()) fs.rmSync(directory);
+      fs.mkdirSync(directory, { recursive: true });
+    }
+  });
 });
 
 it('the tables are back for the next test file: a plain start works', async () => {

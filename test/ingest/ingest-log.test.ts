@@ -1,0 +1,160 @@
+// The ingest log through the real service (contract §4): reads see acknowledged writes (the barrier flushes, the
+// timer is not waited for), a restart replays the log before /readyz says ready, any mix of dates lands, and a row
+// the engine refuses is set aside without failing the other rows of its flush.
+import fs from 'node:fs';
+import path from 'node:path';
+import pino from 'pino';
+import supertest from 'supertest';
+import { createApp } from '../../src/app';
+import { toClickHouseTime } from '../../src/db/clickhouse';
+import { startTestApp, type TestApp } from '../support/app';
+import { setUpProject } from '../support/fixtures';
+import {
+  at, expectFieldError, getSteps, keyAuth, listRuns, llm, postBatch, postFinish, postSteps, readRun, startRun, TEST_ENV, tool,
+} from './run-helpers';
+
+let app: TestApp;
+// A flush interval of a minute: anything a test reads right after writing was flushed by the read's barrier.
+beforeAll(async () => { app = await startTestApp({ ...TEST_ENV, INGEST_FLUSH_INTERVAL_MS: '60000' }); });
+afterAll(() => app.close());
+
+/** The same service over the same stores, with its own ingest log directory (a restarted process, in effect). */
+function serviceOn(directory: string) {
+  const config = { ...app.config, ingestLog: { ...app.config.ingestLog!, directory } };
+  const service = createApp({ config, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret! });
+  return { ...app, ...service, http: supertest(service.app) };
+}
+
+async function rowCount(table: string, projectId: string): Promise<number> {
+  const [row] = await app.stores.ch.query<{ n: number }>({
+    name: 'test.count', sql: `SELECT count() AS n FROM ${table} WHERE project_id = {project_id:UUID}`, params: { project_id: projectId },
+  });
+  return Number(row.n);
+}
+
+describe('read-your-writes', () => {
+  it('every read right after a write sees it: run, steps, run list, summary, health', async () => {
+    const { project, key } = await setUpProject(app);
+    const run = await startRun(app, key, { agent_name: 'fresh' });
+    expect(app.writer.backlog().rows).toBeGreaterThan(0);
+    expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'running' });
+    await postSteps(app, key, run, [llm(0, 'plan', { tokens: 3 })]);
+    expect((await getSteps(app, key, project.id, run.id, run.timestamp)).body).toHaveLength(1);
+    await postFinish(app, key, run, { status: 'completed', steps: [tool(1, 'search')] });
+    expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'completed', total_steps: 2, total_tokens: 3 });
+    expect((await listRuns(app, key, project.id)).ids).toEqual([run.id]);
+    const window = { from: at(app, -3_600_000), to: at(app, 60_000) };
+    const summary = await app.http.get(`/projects/${project.id}/agent/summary`).query(window).set(keyAuth(key)).expect(200);
+    expect(summary.body.current).toMatchObject({ total_runs: 1, completed_runs: 1, total_steps: 2 });
+    const health = await app.http.get(`/projects/${project.id}/agent/health`).query(window).set(keyAuth(key)).expect(200);
+    expect(health.body).toEqual([expect.objectContaining({ agent_name: 'fresh', total_runs: 1 })]);
+  });
+
+  it('a write is one record: the steps and the finished row of a finish land together', async () => {
+    const { project, key } = await setUpProject(app);
+    const run = await startRun(app, key);
+    await postFinish(app, key, run, { status: 'completed', steps: [llm(0, 'a'), llm(1, 'b')] });
+    await app.ingest.flushed(project.id);
+    expect({ runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual({ runs: 1, steps: 2 });
+  });
+});
+
+describe('restart', () => {
+  it('replays what the log holds into the head at once, and says ready only once it is in ClickHouse', async () => {
+    const directory = path.join(path.dirname(app.config.ingestLog!.directory), `restart-${Date.now()}`);
+    const first = serviceOn(directory);
+    const { project, key } = await setUpProject(first);
+    const started = await startRun(first, key, { agent_name: 'replayed' });
+    const finished = await startRun(first, key, { agent_name: 'replayed' });
+    await postFinish(first, key, finished, { status: 'failed' });
+    // The process stops with its writes in the log only: the ingest tables refuse writes, so nothing flushes.
+    await app.stores.ch.command('RENAME TABLE live_runs TO live_runs_away');
+    try {
+      await first.ingest.drain();
+      const second = serviceOn(directory);
+      try {
+        const notReady = await second.http.get('/readyz');
+        expect({ status: notReady.status, code: notReady.body.error?.code, retryAfter: notReady.headers['retry-after'] })
+          .toEqual({ status: 503, code: 'unavailable', retryAfter: '1' });
+        // The head knows the run acknowledged before the restart: its finish needs no lookup in ClickHouse.
+        expect((await postFinish(second, key, started, { status: 'completed' })).status).toBe(200);
+        expect((await postFinish(second, key, finished, { status: 'completed' })).status).toBe(409);
+      } finally {
+        await app.stores.ch.command('RENAME TABLE live_runs_away TO live_runs');
+      }
+      await second.ingest.flushed(project.id);
+      const ready = await second.http.get('/readyz').expect(200);
+      expect(ready.body.ingest_backlog).toEqual({ rows: 0, bytes: 0, oldest_age_ms: 0 });
+      const list = await listRuns(second, key, project.id);
+      expect([...list.ids].sort()).toEqual([started.id, finished.id].sort());
+      expect(list.runs.map((run) => run.status).sort()).toEqual(['completed', 'failed']);
+      expect(await rowCount('runs', project.id)).toBe(2);
+      await second.ingest.drain();
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('any mix of dates', () => {
+  it('a batch of whole runs over 150 months lands in one flush, with another tenant\'s batch beside it', async () => {
+    const spread = await setUpProject(app);
+    const neighbour = await setUpProject(app);
+    const month = 31 * 86_400_000;
+    const oldRuns = Array.from({ length: 150 }, (_, i) => ({
+      agent_name: 'backfill', timestamp: at(app, -(i + 1) * month), finished_at: at(app, -(i + 1) * month + 1000), status: 'completed',
+    }));
+    const [spreadRes, neighbourRes] = await Promise.all([
+      postBatch(app, spread.key, oldRuns),
+      postBatch(app, neighbour.key, [{ agent_name: 'neighbour', status: 'completed' }, { agent_name: 'neighbour' }]),
+    ]);
+    expect(spreadRes.body.results.every((result: object) => 'id' in result)).toBe(true);
+    expect(neighbourRes.status).toBe(200);
+    await app.ingest.flushed(spread.project.id);
+    await app.ingest.flushed(neighbour.project.id);
+    expect(await rowCount('runs', spread.project.id)).toBe(150);
+    expect(await rowCount('runs', neighbour.project.id)).toBe(1);
+    expect(await rowCount('live_runs', neighbour.project.id)).toBe(1);
+  });
+});
+
+describe('bad rows', () => {
+  it('a lone UTF-16 surrogate is refused at the door with 400, on every ingest call; neighbours in a batch are stored', async () => {
+    const { project, key } = await setUpProject(app);
+    const lone = 'agent \ud800';
+    expectFieldError(await app.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: lone }), 'agent_name');
+    const run = await startRun(app, key);
+    expectFieldError(await postSteps(app, key, run, [llm(0, lone)]), 'steps.0.output');
+    expectFieldError(await postFinish(app, key, run, { status: 'completed', output: lone }), 'output');
+    const batch = await postBatch(app, key, [{ agent_name: lone }, { agent_name: 'fine' }]);
+    expect(batch.body.results[0].error.code).toBe('validation_failed');
+    expect((await listRuns(app, key, project.id)).total).toBe(2);
+  });
+
+  it('a row the engine refuses is set aside in the dead-letter file; the rest of its flush lands, other tenants\' too', async () => {
+    const mine = await setUpProject(app);
+    const other = await setUpProject(app);
+    const starts = await Promise.all([
+      ...Array.from({ length: 5 }, () => startRun(app, mine.key)),
+      ...Array.from({ length: 5 }, () => startRun(app, other.key)),
+    ]);
+    // A row that got past validation (an older version, a gap in it): written straight to the log.
+    const badId = '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a70';
+    await app.writer.write({
+      projectId: mine.project.id, finished: [], steps: [],
+      live: [{
+        project_id: mine.project.id, timestamp: toClickHouseTime(app.clock.now()), id: badId, version: 0, finished: 0,
+        agent_name: 'bad \ud800', input: '', metadata: [], loop_detected: false, loop_step_index: null,
+        total_steps: 0, total_tokens: 0, total_cost_usd: 0, tool_calls: 0, tool_names: [],
+      }],
+    });
+    await app.ingest.flushed(mine.project.id);
+    expect((await listRuns(app, mine.key, mine.project.id)).total).toBe(5);
+    expect((await listRuns(app, other.key, other.project.id)).total).toBe(5);
+    expect(starts).toHaveLength(10);
+    const deadLetters = fs.readFileSync(path.join(app.config.ingestLog!.directory, 'dead-letter.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(deadLetters).toEqual([expect.objectContaining({ table: 'live_runs', reason: expect.stringContaining('surrogate') })]);
+    expect(deadLetters[0].row).toContain(badId);
+    expect(app.writer.backlog().rows).toBe(0);
+  });
+});
