@@ -158,3 +158,25 @@ describe('bad rows', () => {
     expect(app.writer.backlog().rows).toBe(0);
   });
 });
+
+describe('INGEST_LOG=off', () => {
+  it('stores each write in ClickHouse before answering (server-batched inserts); every call works as with the log', async () => {
+    const service = createApp({
+      config: { ...app.config, ingestLog: undefined }, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret!,
+    });
+    const stateless = { ...app, ...service, http: supertest(service.app) };
+    try {
+      const { project, key } = await setUpProject(stateless);
+      const run = await startRun(stateless, key);
+      // Nothing waits in a log: the row is in ClickHouse already, without any flush.
+      expect(await rowCount('live_runs', project.id)).toBe(1);
+      expect((await postSteps(stateless, key, run, [llm(0, 'a', { tokens: 2 })])).status).toBe(200);
+      expect((await postFinish(stateless, key, run, { status: 'completed' })).body).toMatchObject({ status: 'completed', total_tokens: 2 });
+      expect((await postBatch(stateless, key, [{ agent_name: 'whole', status: 'failed' }])).status).toBe(200);
+      expect({ runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual({ runs: 2, steps: 1 });
+      expect((await stateless.http.get('/readyz').expect(200)).body.ingest_backlog).toEqual({ rows: 0, bytes: 0, oldest_age_ms: 0 });
+    } finally {
+      await stateless.ingest.drain();
+    }
+  });
+});
