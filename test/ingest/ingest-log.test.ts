@@ -96,6 +96,37 @@ describe('restart', () => {
   });
 });
 
+describe('a crash between an insert and the deletion of its segment', () => {
+  it('replays the segment after the restart, and ClickHouse drops what it already has: nothing doubles', async () => {
+    const { project, key } = await setUpProject(app);
+    const runs = await Promise.all(Array.from({ length: 5 }, () => startRun(app, key)));
+    await postFinish(app, key, runs[0], { status: 'completed', steps: [llm(0, 'a'), tool(1, 'search')] });
+    await postBatch(app, key, [{ agent_name: 'whole', status: 'failed', steps: [llm(0, 'b')] }]);
+    // Keep a copy of the sealed segments as the crash would leave them: their rows inserted, the files still there.
+    const directory = app.config.ingestLog!.directory;
+    await app.stores.ch.command('RENAME TABLE live_runs TO live_runs_away');
+    await expect(app.ingest.flushed(project.id)).rejects.toMatchObject({ status: 503 });
+    await app.stores.ch.command('RENAME TABLE live_runs_away TO live_runs');
+    const crashed = `${directory}-crashed`;
+    fs.mkdirSync(crashed);
+    for (const name of fs.readdirSync(directory).filter((file) => file.endsWith('.log'))) fs.copyFileSync(path.join(directory, name), path.join(crashed, name));
+    expect(fs.readdirSync(crashed).length).toBeGreaterThan(0);
+    await app.ingest.flushed(project.id);
+    const before = { live: await rowCount('live_runs', project.id), runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) };
+    expect(before).toEqual({ live: 5, runs: 2, steps: 3 });
+
+    const restarted = serviceOn(crashed);
+    try {
+      await restarted.ingest.flushed(project.id);
+      expect(fs.readdirSync(crashed).filter((file) => file.endsWith('.log'))).toEqual([]);
+      expect({ live: await rowCount('live_runs', project.id), runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual(before);
+    } finally {
+      await restarted.ingest.drain();
+      fs.rmSync(crashed, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('any mix of dates', () => {
   it('a batch of whole runs over 150 months lands in one flush, with another tenant\'s batch beside it', async () => {
     const spread = await setUpProject(app);
