@@ -32,7 +32,9 @@ interface ActiveSegment extends SealedSegment {
 }
 
 interface PendingAppend {
-  frame: Buffer;
+  /** The record's frame header (length, checksum), then its payload: written together, never copied into one. */
+  header: Buffer;
+  payload: Buffer;
   rows: number;
   lsn: number;
   resolve: () => void;
@@ -64,14 +66,15 @@ const files = {
   close: (fd: number) => new Promise<void>((ok) => fs.close(fd, () => ok())),
 };
 
-/** Frames a payload: length, checksum, bytes. */
-export function frame(payload: Buffer): Buffer {
-  const framed = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
-  framed.writeUInt32LE(payload.length, 0);
-  framed.writeUInt32LE(crc32(payload), 4);
-  payload.copy(framed, FRAME_HEADER_BYTES);
-  return framed;
+/** The frame header of a payload: its length and checksum. */
+function frameHeader(payload: Buffer): Buffer {
+  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  header.writeUInt32LE(payload.length, 0);
+  header.writeUInt32LE(crc32(payload), 4);
+  return header;
 }
+
+const frameBytes = (append: PendingAppend) => FRAME_HEADER_BYTES + append.payload.length;
 
 /** The whole records of a segment's bytes, and where they end: a torn or corrupt record ends the segment. */
 export function readFrames(bytes: Buffer): { payloads: Buffer[]; validBytes: number } {
@@ -145,14 +148,14 @@ export class IngestLog {
    * segment's size in rows. Refused (503) when the log is full or cannot be written: then nothing is acknowledged.
    */
   append(payload: Buffer, rows: number): Promise<number> {
-    const framed = frame(payload);
-    if (this.totalBytes + framed.length > this.options.maxBytes) {
+    const bytes = FRAME_HEADER_BYTES + payload.length;
+    if (this.totalBytes + bytes > this.options.maxBytes) {
       return Promise.reject(new StoreUnavailableError('ingest log', 'the log is full: ClickHouse is behind or unavailable'));
     }
-    this.totalBytes += framed.length;
+    this.totalBytes += bytes;
     const lsn = this.nextLsn++;
     return new Promise((resolve, reject) => {
-      this.queue.push({ frame: framed, rows, lsn, resolve: () => resolve(lsn), reject });
+      this.queue.push({ header: frameHeader(payload), payload, rows, lsn, resolve: () => resolve(lsn), reject });
       this.startWriting();
     });
   }
@@ -233,7 +236,7 @@ export class IngestLog {
     let segment: ActiveSegment;
     try {
       segment = this.active ?? (await this.openSegment());
-      await files.writev(segment.fd, group.map((append) => append.frame));
+      await files.writev(segment.fd, group.flatMap((append) => [append.header, append.payload]));
     } catch (error) {
       this.refuse(group, error);
       // What the failed write left in the file is past the segment's whole records: it is cut if it can be (a
@@ -249,7 +252,7 @@ export class IngestLog {
       segment.firstLsn = group[0].lsn;
     }
     for (const append of group) {
-      segment.bytes += append.frame.length;
+      segment.bytes += frameBytes(append);
       segment.rows += append.rows;
       segment.lastLsn = append.lsn;
       append.resolve();
@@ -258,7 +261,7 @@ export class IngestLog {
 
   private refuse(group: PendingAppend[], error: unknown): void {
     this.options.log.error({ err: error, records: group.length }, 'ingest log: write failed; the writes are refused (503)');
-    for (const append of group) this.totalBytes -= append.frame.length;
+    for (const append of group) this.totalBytes -= frameBytes(append);
     const unavailable = new StoreUnavailableError('ingest log', 'the ingest log cannot be written');
     unavailable.cause = error;
     for (const append of group) append.reject(unavailable);

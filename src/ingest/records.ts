@@ -40,9 +40,12 @@ const TABLE_OF_TAG = new Map(Object.entries(RUN_TABLES).map(([table, { tag }]) =
 
 export const rowCount = (write: RunWrite) => write.live.length + write.finished.length + write.steps.length;
 
-function taggedLines(tag: string, rows: readonly object[], columns: readonly string[]): string {
-  if (rows.length === 0) return '';
-  return encodeRows(rows, columns).map((line) => `\n${tag}${line}`).join('');
+/** Appends a table's rows to a record's text: a newline, the table's tag and the row's line, for each. */
+function appendLines(text: string, tag: string, rows: readonly object[], columns: readonly string[]): string {
+  if (rows.length === 0) return text;
+  let appended = text;
+  for (const line of encodeRows(rows, columns)) appended += `\n${tag}${line}`;
+  return appended;
 }
 
 /**
@@ -50,10 +53,9 @@ function taggedLines(tag: string, rows: readonly object[], columns: readonly str
  * holds a raw newline, so lines split on it.
  */
 export function encodeWrite(write: RunWrite): Buffer {
-  const text = write.projectId
-    + taggedLines(RUN_TABLES.live_runs.tag, write.live, LIVE_COLUMNS)
-    + taggedLines(RUN_TABLES.runs.tag, write.finished, FINISHED_COLUMNS)
-    + taggedLines(RUN_TABLES.run_steps.tag, write.steps, STEP_COLUMNS);
+  let text = appendLines(write.projectId, RUN_TABLES.live_runs.tag, write.live, LIVE_COLUMNS);
+  text = appendLines(text, RUN_TABLES.runs.tag, write.finished, FINISHED_COLUMNS);
+  text = appendLines(text, RUN_TABLES.run_steps.tag, write.steps, STEP_COLUMNS);
   return Buffer.from(text, 'utf8');
 }
 

@@ -98,10 +98,16 @@ export function ingestService(dependencies: IngestDependencies) {
     return finishedAt;
   }
 
-  function liveRow(projectId: string, id: string, timestamp: Date, input: StartInput, totals = totalsOf([], null, loopThresholds)): LiveRunRow {
+  // A start's totals, the same for every start (rows are never changed once built, so one object serves all).
+  const startTotals = Object.freeze(totalsOf([], null, loopThresholds));
+
+  /** A run's live row. Fields are listed, not spread: every start builds one. */
+  function liveRow(projectId: string, id: string, timestamp: Date, input: StartInput, totals: RunTotals = startTotals): LiveRunRow {
     return {
       project_id: projectId, timestamp: toClickHouseTime(timestamp), id, version: 0, finished: 0,
-      agent_name: input.agent_name, input: input.input ?? '', metadata: input.metadata ?? [], ...totals,
+      agent_name: input.agent_name, input: input.input ?? '', metadata: input.metadata ?? [],
+      loop_detected: totals.loop_detected, loop_step_index: totals.loop_step_index, total_steps: totals.total_steps,
+      total_tokens: totals.total_tokens, total_cost_usd: totals.total_cost_usd, tool_calls: totals.tool_calls, tool_names: totals.tool_names,
     };
   }
 

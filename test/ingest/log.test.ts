@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { IngestLog } from '../../src/ingest/log';
+import { IngestLog, readFrames } from '../../src/ingest/log';
 
 const quiet = pino({ level: 'silent' });
 let directory: string;
@@ -33,7 +33,8 @@ describe('durability', () => {
       })) as never);
     jest.spyOn(fs, 'writev').mockImplementation(((fd: number, buffers: Buffer[], callback: (e: Error | null) => void) =>
       writev(fd, buffers, (error) => {
-        events.push(...buffers.map((buffer) => `${durableFds.has(fd) ? 'durable' : 'plain'} write:${buffer.subarray(8)}`));
+        const written = readFrames(Buffer.concat(buffers)).payloads;
+        events.push(...written.map((payload) => `${durableFds.has(fd) ? 'durable' : 'plain'} write:${payload}`));
         callback(error);
       })) as never);
     const { log } = open();
