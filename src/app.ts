@@ -75,8 +75,7 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   const alerts = createAlerts({ stores, clock, log, queryLimits: config.reportLimits, denyPrivateUrls: config.webhookDenyPrivate, flushed });
   const ingest = ingestService({
     ch: stores.ch, runs, writer, clock, log, loopThresholds: config.loopThresholds, runAbandonAfterSeconds: config.runAbandonAfterSeconds,
-    // With ClickHouse a server, other instances may have acknowledged a start this one cannot see yet.
-    missRetryMs: config.clickhouse ? config.ingestFlushIntervalMs : 0,
+    missRetryMs: config.ingestMissRetryMs,
     events: alerts.events,
   });
 

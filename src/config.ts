@@ -69,6 +69,9 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
     ingestLog: env.INGEST_LOG === 'on' ? { directory: path.resolve(env.INGEST_LOG_DIR ?? path.join(dataDir, 'ingest-log')), maxBytes: env.INGEST_LOG_MAX_BYTES } : undefined,
     ingestFlushMaxRows: env.INGEST_FLUSH_MAX_ROWS,
     ingestFlushIntervalMs: env.INGEST_FLUSH_INTERVAL_MS,
+    // With ClickHouse a server, other instances may have acknowledged a start this one cannot see yet: a steps or
+    // finish call that misses a run that young looks again for up to a flush interval before its 404.
+    ingestMissRetryMs: env.CLICKHOUSE_URL ? env.INGEST_FLUSH_INTERVAL_MS : 0,
     loopThresholds: {
       repeat: env.LOOP_REPEAT_THRESHOLD,
       repeatedErrors: env.LOOP_ERROR_THRESHOLD,

@@ -211,3 +211,28 @@ describe('INGEST_LOG=off', () => {
     }
   });
 });
+
+describe('two instances (server mode)', () => {
+  it('a finish on another instance, for a run started moments ago, waits for that start to be flushed instead of 404', async () => {
+    const directory = path.join(path.dirname(app.config.ingestLog!.directory), `instance-b-${Date.now()}`);
+    const config = { ...app.config, ingestMissRetryMs: 3000, ingestLog: { ...app.config.ingestLog!, directory } };
+    const service = createApp({ config, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret! });
+    const other = { ...app, ...service, http: supertest(service.app) };
+    try {
+      const { project, key } = await setUpProject(app);
+      const run = await startRun(app, key, { timestamp: at(app, -100) });
+      // The start is in the first instance's log only; it flushes half a second after the finish reaches the other.
+      const finish = postFinish(other, key, run, { status: 'completed' });
+      setTimeout(() => void app.ingest.flushed(project.id), 500);
+      expect((await finish).body).toMatchObject({ id: run.id, status: 'completed' });
+      // A run older than the flush interval is not waited for: 404 at once.
+      const old = { id: '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a71', timestamp: at(app, -60_000) };
+      const startedAt = Date.now();
+      expect((await postFinish(other, key, old, { status: 'completed' })).status).toBe(404);
+      expect(Date.now() - startedAt).toBeLessThan(1000);
+    } finally {
+      await other.ingest.drain();
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
