@@ -1,14 +1,28 @@
-// npm run bench:ingest — ingest throughput and latency over loopback, beside a bare node:http ceiling measured in the same run.
+// npm run bench:ingest — ingest throughput and latency over loopback beside a bare node:http ceiling, batch ingest end
+// to end beside the engine's own bulk-insert rate, and the engine's parts and cores per scenario, all in one run.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { createProjectKey, startProcess, startRunwatch, type ServerProcess } from './lib/service-process';
+import { loadConfig } from '../src/config';
+import { batchEndToEnd, type EndToEndFigure } from './lib/batch-end-to-end';
+import { countedLoad } from './lib/counted-load';
+import { measureBulkInsert } from './lib/engine-reference';
+import { printGoals, printTable, type Figure, type Scenarios } from './lib/ingest-report';
+import { startProbe } from './lib/probe';
+import { createProjectKey, startProcess, startRunwatch, waitUntilIdle, type ServerProcess } from './lib/service-process';
+import { batchBody, wholeRunItems, type WholeRunItem } from './lib/whole-runs';
 
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const WARM_UP_SECONDS = 2;
 const DURATION_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const BATCH_SIZE = 1000;
+// End to end: enough batches for the flushes of a durable log (about one a second) to be a small part of the time.
+const END_TO_END_BATCHES = Number(process.env.BENCH_E2E_BATCHES ?? 200);
+const END_TO_END_TIMEOUT_SECONDS = 120;
+// The engine alone inserts 50,000 runs a chunk (their 100,000 steps in an insert of their own).
+const ENGINE_CHUNK_RUNS = 50_000;
+const MINUTE_MS = 60_000;
 
 // The ceiling: a server that reads the body and answers 201 with a fixed body, nothing else.
 const BARE_SERVER = `
@@ -19,42 +33,23 @@ const BARE_SERVER = `
     req.on('end', () => { res.writeHead(201, { 'content-type': 'application/json' }); res.end(body); });
   }).listen(Number(process.env.PORT), '127.0.0.1');`;
 
-interface Figure {
-  name: string;
-  runsPerSecond: number;
-  requestsPerSecond: number;
-  p50: number;
-  p99: number;
-  rssMiB: number;
-  /** Cores the server used during the counted run: its JavaScript thread, and all its other threads (the engine's above all). */
-  mainCores: number;
-  otherCores: number;
-  /** The machine's 1-minute load average when the counted run began: anything else running shows here. */
-  loadBefore: number;
-  failures: number;
-}
-
 type Load = Omit<autocannon.Options, 'url'> & { path?: string };
 
 async function measure(name: string, server: ServerProcess, { path: urlPath = '/', ...options }: Load, runsPerRequest: number): Promise<Figure> {
-  const url = `${server.url}${urlPath}`;
-  // A short warm-up lets the JIT and the stores settle before the counted run.
-  await autocannon({ ...options, url, connections: CONNECTIONS, duration: 2 });
-  const loadBefore = os.loadavg()[0];
-  const cpuBefore = server.cpuSeconds();
-  const result = await autocannon({ ...options, url, connections: CONNECTIONS, duration: DURATION_SECONDS });
-  const cpuAfter = server.cpuSeconds();
+  await waitUntilIdle(server);
+  // The first seconds let the JIT and the stores settle; only what completes in the next ones counts.
+  const load = await countedLoad({ ...options, url: `${server.url}${urlPath}`, connections: CONNECTIONS }, WARM_UP_SECONDS, DURATION_SECONDS,
+    () => startProbe(server.cpuSeconds, server.engineDir));
+  const requestsPerSecond = load.responses / load.usage.seconds;
   return {
     name,
-    runsPerSecond: (result.requests.average * runsPerRequest),
-    requestsPerSecond: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
+    runsPerSecond: requestsPerSecond * runsPerRequest,
+    requestsPerSecond,
+    p50: load.p50,
+    p99: load.p99,
     rssMiB: server.rssMiB(),
-    mainCores: (cpuAfter.main - cpuBefore.main) / DURATION_SECONDS,
-    otherCores: (cpuAfter.others - cpuBefore.others) / DURATION_SECONDS,
-    loadBefore,
-    failures: result.non2xx + result.errors + result.timeouts,
+    usage: load.usage,
+    failures: load.failures,
   };
 }
 
@@ -94,33 +89,80 @@ function startFinishRequests(key: string): autocannon.Request[] {
   ];
 }
 
-function batchBody(): string {
-  const now = Date.now();
-  const runs = Array.from({ length: BATCH_SIZE }, (_, i) => ({
-    agent_name: `agent-${i % 20}`,
-    timestamp: new Date(now - 60_000 + i).toISOString(),
-    finished_at: new Date(now - 60_000 + i + 1500).toISOString(),
-    status: i % 10 === 0 ? 'failed' : 'completed',
-    input: 'summarise the ticket',
-    output: 'summary',
-    steps: [
-      { index: 0, type: 'llm', tokens: 300, cost_usd: 0.003, output: 'thinking' },
-      { index: 1, type: 'tool', tool_name: 'lookup', input: '{"ticket":1}', output: 'ok' },
-    ],
-  }));
-  return JSON.stringify({ runs });
+const batchRequest = (key: string, body: string): Load => ({ method: 'POST', path: '/ingest/agent/runs/batch', headers: json(key), body });
+
+async function measureCeiling(): Promise<Figure> {
+  const bare = await startProcess(['-e', BARE_SERVER], {}, 18_080, '/');
+  try {
+    return await measure('ceiling: bare node:http 201', bare, { method: 'POST', headers: { 'content-type': 'application/json' }, body: startBody() }, 1);
+  } finally {
+    await bare.stop();
+  }
 }
 
-function print(figures: Figure[]): void {
-  const ceiling = figures[0].requestsPerSecond;
-  console.log(`\nmachine: ${os.cpus().length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB; node ${process.version}; ${CONNECTIONS} connections, ${DURATION_SECONDS}s each`);
-  console.log('| scenario | runs/s | requests/s | p50 ms | p99 ms | server RSS MiB | server cores: JS thread + others | vs ceiling (req/s) | load before | failures |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const f of figures) {
-    const ratio = `${((f.requestsPerSecond / ceiling) * 100).toFixed(0)}%`;
-    const cores = `${f.mainCores.toFixed(2)} + ${f.otherCores.toFixed(2)}`;
-    console.log(`| ${f.name} | ${Math.round(f.runsPerSecond)} | ${Math.round(f.requestsPerSecond)} | ${f.p50} | ${f.p99} | ${f.rssMiB.toFixed(0)} | ${cores} | ${ratio} | ${f.loadBefore.toFixed(2)} | ${f.failures} |`);
+/** From the first batch request until the summary of a fresh project counts every run acknowledged. */
+async function measureEndToEnd(runwatch: ServerProcess): Promise<{ figure: Figure; detail: EndToEndFigure }> {
+  const { projectId, key } = await createProjectKey(runwatch.url);
+  await waitUntilIdle(runwatch);
+  const now = Date.now();
+  // The runs start in the minute before now; the window holds them with minutes to spare on both sides.
+  const window = { from: new Date(now - 10 * MINUTE_MS), to: new Date(now + 10 * MINUTE_MS) };
+  const detail = await batchEndToEnd(runwatch, {
+    projectId, key, body: batchBody(wholeRunItems(BATCH_SIZE, now)), batches: END_TO_END_BATCHES, concurrency: CONNECTIONS,
+    window, timeoutSeconds: END_TO_END_TIMEOUT_SECONDS,
+  });
+  const complete = detail.counted >= detail.acknowledged;
+  const figure: Figure = {
+    name: `runwatch: batch end to end (${END_TO_END_BATCHES} batches of ${BATCH_SIZE}, until the summary counts them)`,
+    runsPerSecond: complete ? detail.acknowledged / detail.countedAt : 0,
+    requestsPerSecond: END_TO_END_BATCHES / detail.acknowledgedAt,
+    p50: detail.p50,
+    p99: detail.p99,
+    rssMiB: runwatch.rssMiB(),
+    usage: detail.usage,
+    failures: detail.failures,
+  };
+  return { figure, detail };
+}
+
+async function measureRunwatch(dataDir: string, items: readonly WholeRunItem[]) {
+  const runwatch = await startRunwatch(dataDir, 18_081);
+  try {
+    const { key } = await createProjectKey(runwatch.url);
+    const starts = await measure('runwatch: run start', runwatch, { method: 'POST', path: '/ingest/agent/runs', headers: json(key), body: startBody() }, 1);
+    const pairs = await measure('runwatch: start + finish (2 requests a run)', runwatch, { requests: startFinishRequests(key) }, 0.5);
+    const batch = await measure(`runwatch: batch of ${BATCH_SIZE} whole runs`, runwatch, batchRequest(key, batchBody(items)), BATCH_SIZE);
+    const endToEnd = await measureEndToEnd(runwatch);
+    return { starts, pairs, batch, endToEnd };
+  } finally {
+    await runwatch.stop();
   }
+}
+
+/** Last, once the server has stopped: the two engines never compete for the machine's cores. */
+async function measureEngine(dataDir: string, items: readonly WholeRunItem[]): Promise<Figure> {
+  const engine = await measureBulkInsert({
+    dataDir, items, chunkRuns: ENGINE_CHUNK_RUNS, seconds: DURATION_SECONDS, thresholds: loadConfig({}).loopThresholds,
+  });
+  return {
+    name: `engine alone: bulk insert of the batch's rows, ${ENGINE_CHUNK_RUNS.toLocaleString('en-US')} runs an insert (bench process)`,
+    runsPerSecond: engine.runsPerSecond,
+    requestsPerSecond: undefined,
+    p50: undefined,
+    p99: undefined,
+    rssMiB: engine.rssMiB,
+    usage: engine.usage,
+    failures: 0,
+  };
+}
+
+function printEndToEnd(detail: EndToEndFigure): void {
+  const runs = (value: number) => value.toLocaleString('en-US');
+  const counted = detail.counted >= detail.acknowledged
+    ? `the summary counted all of them at ${detail.countedAt.toFixed(1)} s (${(detail.countedAt - detail.acknowledgedAt).toFixed(1)} s after the last acknowledgement, ${detail.summaryCalls} summary calls)`
+    : `the summary counted only ${runs(detail.counted)} after ${END_TO_END_TIMEOUT_SECONDS} s more (${detail.summaryCalls} calls): no end-to-end figure`;
+  console.log(`\nbatch end to end: ${runs(detail.acknowledged)} runs acknowledged in ${detail.acknowledgedAt.toFixed(1)} s `
+    + `(${CONNECTIONS} batches in flight, ${detail.failures} failed); ${counted}`);
 }
 
 async function main(): Promise<void> {
@@ -130,23 +172,18 @@ async function main(): Promise<void> {
   const dataDir = path.resolve('.bench-data', 'ingest');
   const previous = path.resolve('.bench-data', `ingest-previous-${process.pid}`);
   if (fs.existsSync(dataDir)) fs.renameSync(dataDir, previous);
-  const figures: Figure[] = [];
+  // One batch's runs: the body the batch scenario sends, and the rows the engine alone inserts.
+  const items = wholeRunItems(BATCH_SIZE, Date.now());
 
-  const bare = await startProcess(['-e', BARE_SERVER], {}, 18_080, '/');
-  figures.push(await measure('ceiling: bare node:http 201', bare, { method: 'POST', headers: { 'content-type': 'application/json' }, body: startBody() }, 1));
-  await bare.stop();
+  const ceiling = await measureCeiling();
+  const { starts, pairs, batch, endToEnd } = await measureRunwatch(path.join(dataDir, 'service'), items);
+  // The service's and the bench's engines have data directories of their own.
+  const engine = await measureEngine(path.join(dataDir, 'engine'), items);
 
-  const runwatch = await startRunwatch(dataDir, 18_081);
-  try {
-    const { key } = await createProjectKey(runwatch.url);
-    figures.push(await measure('runwatch: run start', runwatch, { method: 'POST', path: '/ingest/agent/runs', headers: json(key), body: startBody() }, 1));
-    const pairs = await measure('runwatch: start + finish (2 requests a run)', runwatch, { requests: startFinishRequests(key) }, 0.5);
-    figures.push(pairs);
-    figures.push(await measure(`runwatch: batch of ${BATCH_SIZE} whole runs`, runwatch, { method: 'POST', path: '/ingest/agent/runs/batch', headers: json(key), body: batchBody() }, BATCH_SIZE));
-  } finally {
-    await runwatch.stop();
-  }
-  print(figures);
+  const scenarios: Scenarios = { ceiling, starts, pairs, batch, endToEnd: endToEnd.figure, engine };
+  printTable([ceiling, starts, pairs, batch, endToEnd.figure, engine], { connections: CONNECTIONS, seconds: DURATION_SECONDS });
+  printEndToEnd(endToEnd.detail);
+  printGoals(scenarios);
   fs.rmSync(previous, { recursive: true, force: true });
 }
 

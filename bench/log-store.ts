@@ -68,10 +68,10 @@ function ingestLogStore(directory: string): Store {
     async readAll() {
       await log.seal();
       read = [...log.sealedSegments()];
-      return read.flatMap((segment) => log.readSegment(segment));
+      return (await Promise.all(read.map((segment) => log.readSegment(segment)))).flat();
     },
     async deleteRead() {
-      for (const segment of read) log.remove(segment);
+      for (const segment of read) await log.remove(segment);
     },
     close: () => log.close(),
   };

@@ -1,5 +1,5 @@
 // Starts runwatch (or any server script) as its own process on a loopback port, for benchmarks.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -8,6 +8,8 @@ const ROOT = path.resolve(__dirname, '..', '..');
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
+  /** The embedded ClickHouse's directory (`<DATA_DIR>/clickhouse`), for servers that have one. */
+  engineDir?: string;
   /** Resident set size of the server process, in MiB. */
   rssMiB(): number;
   /** CPU seconds used so far by the process's main (JavaScript) thread and by all its other threads (the engine's, libuv's, GC helpers). */
@@ -34,7 +36,7 @@ function cpuSecondsIn(statPath: string): number {
 }
 
 /** The process's total (threads that ended included) less its main thread's is what all its other threads used. */
-function cpuSecondsOf(pid: number): { main: number; others: number } {
+export function cpuSecondsOf(pid: number): { main: number; others: number } {
   const main = cpuSecondsIn(`/proc/${pid}/task/${pid}/stat`);
   return { main, others: cpuSecondsIn(`/proc/${pid}/stat`) - main };
 }
@@ -59,9 +61,29 @@ export async function startProcess(args: string[], env: Record<string, string>, 
   };
 }
 
-/** The real service, embedded stores under `dataDir`. */
-export const startRunwatch = (dataDir: string, port: number) =>
-  startProcess(['--import', 'tsx', 'src/main.ts'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }, port, '/readyz');
+/**
+ * Waits until the server's JavaScript thread has been nearly idle for half a second (the engine may go on merging):
+ * requests a load left in flight when it stopped are served by then, and do not weigh on the next measurement.
+ */
+export async function waitUntilIdle(server: ServerProcess, maxSeconds = 60): Promise<void> {
+  const deadline = Date.now() + maxSeconds * 1000;
+  for (let before = server.cpuSeconds().main; Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const after = server.cpuSeconds().main;
+    if (after - before < 0.05) return;
+    before = after;
+  }
+}
+
+/**
+ * The real service, embedded stores under `dataDir`, as it is deployed: compiled (`npm run build`, dist/main.js), not
+ * through tsx, whose per-call helpers cost the start path ~15% of its JavaScript time.
+ */
+export async function startRunwatch(dataDir: string, port: number): Promise<ServerProcess> {
+  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  const server = await startProcess(['dist/main.js'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }, port, '/readyz');
+  return { ...server, engineDir: path.join(dataDir, 'clickhouse') };
+}
 
 async function post<T>(url: string, body: unknown, token?: string): Promise<T> {
   const res = await fetch(url, {

@@ -161,7 +161,10 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
 }
 
 /** DateTime64 values travel as `YYYY-MM-DD hh:mm:ss.mmm` in UTC. */
-export const toClickHouseTime = (date: Date): string => date.toISOString().replace('T', ' ').replace('Z', '');
+export const toClickHouseTime = (date: Date): string => {
+  const iso = date.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+};
 export const fromClickHouseTime = (text: string): Date => new Date(`${text.replace(' ', 'T')}Z`);
 
 // 64-bit counts arrive as JSON numbers (exact below 2^53, far beyond any count or sum here).

@@ -68,7 +68,9 @@ export type Outcome = Partial<Omit<FinishInput, 'timestamp' | 'steps' | 'status'
  * The one row a run gets in `runs`: what it carried while live (or in its batch item), its totals and its outcome.
  * Fields are listed, not spread: batches build a thousand of these per call, and spreads are the slow path.
  */
-export function finishedRowOf(live: LiveRunRow, totals: RunTotals, outcome: Outcome, finishedAt: Date): FinishedRunRow {
+export function finishedRowOf(
+  live: LiveRunRow, totals: RunTotals, outcome: Outcome, finishedAt: Date, startedAt = fromClickHouseTime(live.timestamp),
+): FinishedRunRow {
   return {
     project_id: live.project_id,
     timestamp: live.timestamp,
@@ -85,7 +87,7 @@ export function finishedRowOf(live: LiveRunRow, totals: RunTotals, outcome: Outc
     tool_names: totals.tool_names,
     status: outcome.status,
     finished_at: toClickHouseTime(finishedAt),
-    duration_ms: finishedAt.getTime() - fromClickHouseTime(live.timestamp).getTime(),
+    duration_ms: finishedAt.getTime() - startedAt.getTime(),
     output: outcome.output ?? '',
     termination_reason: outcome.termination_reason ?? DEFAULT_TERMINATION_REASON[outcome.status],
     termination_detail: outcome.termination_detail ?? '',

@@ -75,14 +75,14 @@ export class Flusher {
     await log.seal();
     for (const segment of [...log.sealedSegments()]) {
       await this.flushSegment(segment);
-      log.remove(segment);
+      await log.remove(segment);
       onFlushed(segment.lastLsn);
     }
   }
 
   private async flushSegment(segment: SealedSegment): Promise<void> {
     const startedAt = Date.now();
-    const tables = linesByTable(this.options.log.readSegment(segment));
+    const tables = linesByTable(await this.options.log.readSegment(segment));
     // The tables are independent: each gets its inserts one at a time, all three at once.
     await Promise.all([...tables].map(async ([table, partitions]) => {
       const chunks = chunksOf(partitions);

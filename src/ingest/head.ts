@@ -55,6 +55,8 @@ export class RunHead {
     }
     for (const step of write.steps) {
       const run = this.entry(step.project_id, step.run_timestamp, step.run_id, lsn);
+      // Only a running run's steps are ever read back from here (to total the next steps call's).
+      if (run.latest && isFinished(run.latest)) continue;
       const current = run.steps.get(step.index);
       if (!current || Number(step.version) >= Number(current.version)) run.steps.set(step.index, step);
     }

@@ -186,17 +186,18 @@ export class IngestLog {
   }
 
   /** The records of a sealed segment, whole ones only. */
-  readSegment(segment: SealedSegment): Buffer[] {
-    const bytes = fs.readFileSync(segment.file).subarray(0, segment.bytes);
+  async readSegment(segment: SealedSegment): Promise<Buffer[]> {
+    const bytes = (await fs.promises.readFile(segment.file)).subarray(0, segment.bytes);
     return readFrames(bytes).payloads;
   }
 
   /** Deletes a sealed segment whose records are all in ClickHouse; it must be the oldest. */
-  remove(segment: SealedSegment): void {
+  async remove(segment: SealedSegment): Promise<void> {
     if (this.sealed[0] !== segment) throw new Error('segments are removed oldest first');
-    fs.rmSync(segment.file, { force: true });
     this.sealed.shift();
     this.totalBytes -= segment.bytes;
+    // Off the event loop: unlinking a segment of tens of megabytes takes milliseconds.
+    await fs.promises.rm(segment.file, { force: true });
   }
 
   /** The oldest record's age in milliseconds, 0 when the log is empty. */

@@ -187,7 +187,7 @@ export function ingestService(dependencies: IngestDependencies) {
         }
         const finishedAt = finishTime(key.timestamp, input.finished_at, clock.now());
         const incoming = stepRows(key, input.steps);
-        const row = finishedRowOf(live, await totalsAfter(key, live, incoming), input, finishedAt);
+        const row = finishedRowOf(live, await totalsAfter(key, live, incoming), input, finishedAt, key.timestamp);
         // One record: the steps, the finished row and the live row's tombstone land together or not at all.
         await write(key.projectId, { steps: incoming, finished: [row], live: tombstones([live]) });
         const run = toRun(row);
@@ -227,7 +227,7 @@ export function ingestService(dependencies: IngestDependencies) {
         const fresh = (await unrecordedRuns(whole)).map((run) => ({ ...run, steps: stepRows(run.key, run.item.steps) }));
         const rows = fresh.map(({ key, item, finishedAt, steps }) => {
           const totals = totalsOf(mergeSteps([], steps), null, loopThresholds);
-          return finishedRowOf(liveRow(projectId, key.id, key.timestamp, item, totals), totals, item, finishedAt);
+          return finishedRowOf(liveRow(projectId, key.id, key.timestamp, item, totals), totals, item, finishedAt, key.timestamp);
         });
         if (starts.length + rows.length > 0) await write(projectId, { live: starts, steps: fresh.flatMap(({ steps }) => steps), finished: rows });
         return rows;

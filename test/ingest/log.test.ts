@@ -73,7 +73,7 @@ describe('durability', () => {
     await log.append(big, 1);
     await expect(log.append(big, 1)).rejects.toMatchObject({ status: 503, code: 'unavailable', headers: { 'Retry-After': '5' } });
     await log.seal();
-    log.remove(log.sealedSegments()[0]);
+    await log.remove(log.sealedSegments()[0]);
     await expect(log.append(big, 1)).resolves.toBeGreaterThan(0);
   });
 });
