@@ -62,17 +62,24 @@ export async function startProcess(args: string[], env: Record<string, string>, 
 }
 
 /**
- * Waits until the server's JavaScript thread has been nearly idle for half a second (the engine may go on merging):
- * requests a load left in flight when it stopped are served by then, and do not weigh on the next measurement.
+ * Waits until the server's JavaScript thread has been nearly idle for half a second and its ingest log is flushed
+ * (the engine may go on merging): what a load left in flight or in the log when it stopped is stored by then, and
+ * does not weigh on the next measurement.
  */
 export async function waitUntilIdle(server: ServerProcess, maxSeconds = 60): Promise<void> {
   const deadline = Date.now() + maxSeconds * 1000;
   for (let before = server.cpuSeconds().main; Date.now() < deadline; ) {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const after = server.cpuSeconds().main;
-    if (after - before < 0.05) return;
+    if (after - before < 0.05 && (await ingestBacklogRows(server)) === 0) return;
     before = after;
   }
+}
+
+/** Rows the service has acknowledged and not yet flushed into ClickHouse (0 for a service without an ingest log). */
+async function ingestBacklogRows(server: ServerProcess): Promise<number> {
+  const ready = await fetch(`${server.url}/readyz`).then((res) => res.json(), () => ({})) as { ingest_backlog?: { rows: number } };
+  return ready.ingest_backlog?.rows ?? 0;
 }
 
 /**

@@ -31,9 +31,9 @@ export function createAlerts({ stores, clock, log, queryLimits, denyPrivateUrls,
       return reader.readSignals(projectId, scopes, at);
     },
   };
-  const rules = alertRuleService({ pg: stores.pg, clock, signals, denyPrivateUrls });
-  const evaluator = alertEvaluator({ pg: stores.pg, signals, log: log.child({ component: 'alerts' }) });
   const perRun = perRunAlerts({ pg: stores.pg, clock, log: log.child({ component: 'alerts' }) });
+  const rules = alertRuleService({ pg: stores.pg, clock, signals, denyPrivateUrls, rulesChanged: perRun.forgetRules });
+  const evaluator = alertEvaluator({ pg: stores.pg, signals, log: log.child({ component: 'alerts' }) });
   return {
     routes: alertRoutes(rules),
     /** The ingest hook: per_run rules are checked as runs finish and loops are found. */

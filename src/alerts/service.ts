@@ -28,6 +28,8 @@ export interface AlertRuleServiceDependencies {
   signals: SignalSource;
   /** WEBHOOK_DENY_PRIVATE: refuse notification URLs on private or loopback addresses. */
   denyPrivateUrls: boolean;
+  /** Told after a project's rules were written, so that what caches them reads them anew. */
+  rulesChanged: (projectId: string) => void;
 }
 
 /** The fields whose change makes an open episode meaningless: it resolves with reason rule_updated. */
@@ -45,7 +47,7 @@ interface EventWithDeliveryRow extends AlertEventRow {
   delivery_last_status_code: number | null;
 }
 
-export function alertRuleService({ pg, clock, signals, denyPrivateUrls }: AlertRuleServiceDependencies) {
+export function alertRuleService({ pg, clock, signals, denyPrivateUrls, rulesChanged }: AlertRuleServiceDependencies) {
   async function requireProject(sql: Sql, orgId: string, projectId: string): Promise<void> {
     const [row] = await sql.query(q.SELECT_PROJECT_OF_ORG, [orgId, projectId]);
     if (!row) throw notFound('project');
@@ -91,6 +93,7 @@ export function alertRuleService({ pg, clock, signals, denyPrivateUrls }: AlertR
       await checkUrls(notificationUrls(definition.channel_config));
       const now = clock.now();
       const [row] = await pg.query<AlertRuleRow>(q.INSERT_RULE, [nextId(), projectId, ...definitionParams(definition), now]);
+      rulesChanged(projectId);
       return withSecret(toAlertRule(row), row, secretGenerated);
     },
 
@@ -132,6 +135,7 @@ export function alertRuleService({ pg, clock, signals, denyPrivateUrls }: AlertR
         ]);
         return { row, secretGenerated };
       });
+      rulesChanged(projectId);
       return withSecret(toAlertRule(row), row, secretGenerated);
     },
 
@@ -139,6 +143,7 @@ export function alertRuleService({ pg, clock, signals, denyPrivateUrls }: AlertR
       // Its events and queued notifications go with it (ON DELETE CASCADE): an open episode ends silently.
       const deleted = await pg.query(q.DELETE_RULE, [orgId, projectId, ruleId]);
       if (deleted.length === 0) throw notFound('alert rule');
+      rulesChanged(projectId);
     },
 
     async events(orgId: string, projectId: string, ruleId: string, page: { limit: number; offset: number }) {
