@@ -3,7 +3,8 @@ import { randomInt, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createProjectKey, startChildService, type ChildService } from '../support/child-service';
+import { createProjectKey } from '../../bench/lib/service-process';
+import { startChildService, type ChildService } from '../support/child-service';
 
 const CLIENTS = 16;
 // The kill comes with the first acknowledgement after this much load, while the other clients wait for answers.

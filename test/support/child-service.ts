@@ -107,26 +107,3 @@ export async function startChildService(dataDir: string): Promise<ChildService> 
     },
   };
 }
-
-async function post<T>(url: string, body: unknown, token?: string): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
-
-/** Registers a fresh user through the API and returns its organization, a project and that project's API key. */
-export async function createProjectKey(baseUrl: string) {
-  const email = `child-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
-  const auth = await post<{ token: string; organizations: { id: string }[] }>(
-    `${baseUrl}/auth/register`, { email, password: 'child-service-password' },
-  );
-  const orgId = auth.organizations[0].id;
-  const projects = `${baseUrl}/admin/orgs/${orgId}/projects`;
-  const project = await post<{ id: string }>(projects, { name: 'crash test' }, auth.token);
-  const key = await post<{ key: string }>(`${projects}/${project.id}/api-keys`, { name: 'crash test' }, auth.token);
-  return { orgId, projectId: project.id, key: key.key };
-}
