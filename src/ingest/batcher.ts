@@ -59,12 +59,3 @@ export class Batcher<Item, Result> {
     }
   }
 }
-
-/** A writer to one table: rows written together share one insert, acknowledged only once it has succeeded. */
-export const tableWriter = <Row>(insert: (rows: Row[]) => Promise<void>, maxRows: number) => {
-  const batcher = new Batcher<Row, void>(async (rows) => {
-    await insert(rows);
-    return rows.map(() => undefined);
-  }, maxRows);
-  return { write: (rows: readonly Row[]) => batcher.submit(rows).then(() => undefined), drain: () => batcher.drain() };
-};

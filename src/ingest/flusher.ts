@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { isInputError, type ClickHouseStore } from '../db/clickhouse';
 import type { IngestLog, SealedSegment } from './log';
-import { linesOf, partitionOf, RUN_TABLES, type RunTable } from './records';
+import { linesByTable, RUN_TABLES, type RunTable } from './records';
 
 // ClickHouse refuses an insert spanning more partitions than max_partitions_per_insert_block (100 by default):
 // a segment's rows are inserted in chunks of at most this many partitions, so that any mix of dates lands.
@@ -19,22 +19,6 @@ export interface FlusherOptions {
   deadLetterFile: string;
   /** Called with the sequence number up to which every record is in ClickHouse. */
   onFlushed: (flushedLsn: number) => void;
-}
-
-/** Lines of one segment by table, and within a table by partition. */
-function linesByTable(payloads: readonly Buffer[]): Map<RunTable, Map<string, string[]>> {
-  const tables = new Map<RunTable, Map<string, string[]>>();
-  for (const payload of payloads) {
-    for (const { table, line } of linesOf(payload).lines) {
-      let partitions = tables.get(table);
-      if (!partitions) tables.set(table, (partitions = new Map()));
-      const partition = partitionOf(table, line);
-      const lines = partitions.get(partition);
-      if (lines) lines.push(line);
-      else partitions.set(partition, [line]);
-    }
-  }
-  return tables;
 }
 
 /** A table's lines in chunks of at most MAX_PARTITIONS_PER_INSERT partitions, in a fixed order (tokens depend on it). */

@@ -2,19 +2,16 @@
 // or finish call finds here a run acknowledged a millisecond ago; once the flusher has stored a run's writes, the
 // run leaves the head and is read from ClickHouse again. Rebuilt from the log at start-up.
 import type { FinishedRunRow, LiveRunRow, StepRow } from '../runs/model';
-import { isFinished, type LatestRunRow, type RunKey } from '../runs/store';
+import { isFinished, runIdentity as identity, type LatestRunRow, type RunKey } from '../runs/store';
 import type { RunWrite } from './records';
 
 interface HeadRun {
   latest: LatestRunRow | undefined;
-  /** Steps by index, the newest version of each. */
-  steps: Map<number, StepRow>;
+  /** Steps by index, the newest version of each; made at the run's first step (most runs in the head have none). */
+  steps: Map<number, StepRow> | undefined;
   /** The log sequence number of the last write to touch the run: it leaves once that write is flushed. */
   lsn: number;
 }
-
-/** A run's identity as text; the start time as ClickHouse text, as rows carry it. */
-const identity = (projectId: string, clickHouseTime: string, id: string) => `${projectId}/${clickHouseTime}/${id}`;
 
 /**
  * Which of two states of a run is the later: a finished row over any live row; among live rows the higher version.
@@ -36,7 +33,7 @@ export class RunHead {
     const key = identity(projectId, clickHouseTime, id);
     let run = this.runs.get(key);
     if (!run) {
-      run = { latest: undefined, steps: new Map(), lsn };
+      run = { latest: undefined, steps: undefined, lsn };
       this.runs.set(key, run);
     }
     run.lsn = Math.max(run.lsn, lsn);
@@ -57,6 +54,7 @@ export class RunHead {
       const run = this.entry(step.project_id, step.run_timestamp, step.run_id, lsn);
       // Only a running run's steps are ever read back from here (to total the next steps call's).
       if (run.latest && isFinished(run.latest)) continue;
+      run.steps ??= new Map();
       const current = run.steps.get(step.index);
       if (!current || Number(step.version) >= Number(current.version)) run.steps.set(step.index, step);
     }
@@ -69,7 +67,7 @@ export class RunHead {
 
   /** The run's steps not yet in ClickHouse. */
   steps(key: RunKey, clickHouseTime: string): StepRow[] {
-    return [...(this.runs.get(identity(key.projectId, clickHouseTime, key.id))?.steps.values() ?? [])];
+    return [...(this.runs.get(identity(key.projectId, clickHouseTime, key.id))?.steps?.values() ?? [])];
   }
 
   /** Runs whose every write is in ClickHouse leave the head. */

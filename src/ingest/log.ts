@@ -21,7 +21,6 @@ export interface SealedSegment {
   /** Bytes of whole records: a write that failed may have left more in the file, never acknowledged. */
   bytes: number;
   rows: number;
-  firstLsn: number;
   lastLsn: number;
   /** When its first record was written, for the backlog's age. */
   firstAppendAt: number;
@@ -61,7 +60,7 @@ export const SEGMENT_OPEN_FLAGS = fs.constants.O_WRONLY | fs.constants.O_APPEND 
 // Node's callback API through the fs object at call time (one promise each, no FileHandle).
 const files = {
   open: (file: string, flags: number) => new Promise<number>((ok, fail) => fs.open(file, flags, (e, fd) => (e ? fail(e) : ok(fd)))),
-  writev: (fd: number, buffers: Buffer[]) => new Promise<void>((ok, fail) => fs.writev(fd, buffers, (e) => (e ? fail(e) : ok()))),
+  writev: (fd: number, buffers: Buffer[]) => new Promise<number>((ok, fail) => fs.writev(fd, buffers, (e, written) => (e ? fail(e) : ok(written)))),
   fsync: (fd: number) => new Promise<void>((ok, fail) => fs.fsync(fd, (e) => (e ? fail(e) : ok()))),
   close: (fd: number) => new Promise<void>((ok) => fs.close(fd, () => ok())),
 };
@@ -129,11 +128,11 @@ export class IngestLog {
         fs.rmSync(file);
         continue;
       }
-      const firstLsn = log.nextLsn;
       for (const payload of payloads) records.push({ lsn: log.nextLsn++, payload });
       const rows = payloads.reduce((sum, payload) => sum + options.rowsOf(payload), 0);
       const name = fileName.slice(0, -SEGMENT_SUFFIX.length);
-      log.addSealed({ name, file, bytes: validBytes, rows, firstLsn, lastLsn: log.nextLsn - 1, firstAppendAt: Date.now() });
+      // The name starts with the segment's creation time: the backlog's age survives a restart.
+      log.addSealed({ name, file, bytes: validBytes, rows, lastLsn: log.nextLsn - 1, firstAppendAt: Number(name.split('-')[0]) || Date.now() });
     }
     return { log, records };
   }
@@ -188,7 +187,10 @@ export class IngestLog {
   /** The records of a sealed segment, whole ones only. */
   async readSegment(segment: SealedSegment): Promise<Buffer[]> {
     const bytes = (await fs.promises.readFile(segment.file)).subarray(0, segment.bytes);
-    return readFrames(bytes).payloads;
+    const { payloads, validBytes } = readFrames(bytes);
+    // Every byte counted was acknowledged: a segment that reads shorter is damaged, and is never flushed and deleted.
+    if (validBytes !== segment.bytes) throw new Error(`segment ${segment.name} holds ${validBytes} whole bytes of ${segment.bytes}`);
+    return payloads;
   }
 
   /** Deletes a sealed segment whose records are all in ClickHouse; it must be the oldest. */
@@ -237,7 +239,10 @@ export class IngestLog {
     let segment: ActiveSegment;
     try {
       segment = this.active ?? (await this.openSegment());
-      await files.writev(segment.fd, group.flatMap((append) => [append.header, append.payload]));
+      const expected = group.reduce((sum, append) => sum + frameBytes(append), 0);
+      const written = await files.writev(segment.fd, group.flatMap((append) => [append.header, append.payload]));
+      // A short write (the disk filled up in the middle) is a failed one: none of the group is acknowledged.
+      if (written !== expected) throw new Error(`short write: ${written} of ${expected} bytes`);
     } catch (error) {
       this.refuse(group, error);
       // What the failed write left in the file is past the segment's whole records: it is cut if it can be (a
@@ -248,10 +253,7 @@ export class IngestLog {
       }
       return;
     }
-    if (segment.rows === 0) {
-      segment.firstAppendAt = Date.now();
-      segment.firstLsn = group[0].lsn;
-    }
+    if (segment.rows === 0) segment.firstAppendAt = Date.now();
     for (const append of group) {
       segment.bytes += frameBytes(append);
       segment.rows += append.rows;
@@ -273,13 +275,18 @@ export class IngestLog {
     const name = newSegmentName((this.segmentSequence += 1));
     const file = path.join(this.options.directory, `${name}${SEGMENT_SUFFIX}`);
     const fd = await files.open(file, SEGMENT_OPEN_FLAGS);
-    const directory = await files.open(this.options.directory, fs.constants.O_RDONLY);
     try {
-      await files.fsync(directory);
-    } finally {
-      await files.close(directory);
+      const directory = await files.open(this.options.directory, fs.constants.O_RDONLY);
+      try {
+        await files.fsync(directory);
+      } finally {
+        await files.close(directory);
+      }
+    } catch (error) {
+      await files.close(fd);
+      throw error;
     }
-    this.active = { name, file, fd, bytes: 0, rows: 0, firstLsn: this.nextLsn, lastLsn: this.nextLsn - 1, firstAppendAt: Date.now() };
+    this.active = { name, file, fd, bytes: 0, rows: 0, lastLsn: this.nextLsn - 1, firstAppendAt: Date.now() };
     return this.active;
   }
 

@@ -38,8 +38,6 @@ export const RUN_TABLES: Record<RunTable, { tag: string; columns: readonly strin
 };
 const TABLE_OF_TAG = new Map(Object.entries(RUN_TABLES).map(([table, { tag }]) => [tag, table as RunTable]));
 
-export const rowCount = (write: RunWrite) => write.live.length + write.finished.length + write.steps.length;
-
 /** Appends a table's rows to a record's text: a newline, the table's tag and the row's line, for each. */
 function appendLines(text: string, tag: string, rows: readonly object[], columns: readonly string[]): string {
   if (rows.length === 0) return text;
@@ -74,6 +72,22 @@ export function rowsInRecord(payload: Buffer): number {
 
 /** The partition a line's row belongs to, read off the start time that opens it (`["2026-11-23 10:…`). */
 export const partitionOf = (table: RunTable, line: string) => line.slice(2, 2 + RUN_TABLES[table].partitionChars);
+
+/** The lines of some records by table, and within a table by partition. */
+export function linesByTable(payloads: readonly Buffer[]): Map<RunTable, Map<string, string[]>> {
+  const tables = new Map<RunTable, Map<string, string[]>>();
+  for (const payload of payloads) {
+    for (const { table, line } of linesOf(payload).lines) {
+      let partitions = tables.get(table);
+      if (!partitions) tables.set(table, (partitions = new Map()));
+      const partition = partitionOf(table, line);
+      const lines = partitions.get(partition);
+      if (lines) lines.push(line);
+      else partitions.set(partition, [line]);
+    }
+  }
+  return tables;
+}
 
 function rowOf(columns: readonly string[], line: string): Record<string, unknown> {
   const values = JSON.parse(line) as unknown[];

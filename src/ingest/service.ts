@@ -118,9 +118,13 @@ export function ingestService(dependencies: IngestDependencies) {
     return steps.map((step) => toStepRow(key.projectId, key.id, runTimestamp, step, version));
   };
 
-  /** The run's steps stored so far: in ClickHouse, and those the head holds (newer) over them. */
-  async function storedSteps(key: RunKey): Promise<StepRow[]> {
+  /**
+   * The run's steps stored so far: those the head holds, over ClickHouse's. When the head holds as many as the run
+   * counts, they are all of them, and ClickHouse is not asked (so steps go on while it is down).
+   */
+  async function storedSteps(key: RunKey, live: LiveRunRow): Promise<StepRow[]> {
     const unflushed = writer.unflushedSteps(key);
+    if (unflushed.length >= Number(live.total_steps)) return mergeSteps([], unflushed);
     return mergeSteps(await runs.readSteps(key), unflushed);
   }
 
@@ -128,7 +132,7 @@ export function ingestService(dependencies: IngestDependencies) {
   async function totalsAfter(key: RunKey, live: LiveRunRow, incoming: StepRow[]): Promise<RunTotals> {
     // A live row carries its run's totals.
     if (incoming.length === 0) return live;
-    const stored = Number(live.total_steps) === 0 ? [] : await storedSteps(key);
+    const stored = Number(live.total_steps) === 0 ? [] : await storedSteps(key, live);
     return totalsOf(mergeSteps(stored, incoming), live.loop_step_index, loopThresholds);
   }
 
@@ -258,9 +262,6 @@ export function ingestService(dependencies: IngestDependencies) {
       for (const run of runs) emit('runFinished', run);
       return runs;
     },
-
-    /** Resolves once what was acknowledged for the project is in ClickHouse. */
-    flushed: (projectId: string) => writer.flushed(projectId),
 
     /** Flushes what it can and closes the log; used at shutdown. */
     drain: () => writer.close(),

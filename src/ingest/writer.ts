@@ -4,6 +4,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { runEvery } from '../background';
+import { StoreUnavailableError } from '../http/errors';
 import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import type { StepRow } from '../runs/model';
 import type { LatestRunRow, RunKey } from '../runs/store';
@@ -11,7 +12,7 @@ import { Batcher } from './batcher';
 import { Flusher } from './flusher';
 import { RunHead } from './head';
 import { IngestLog } from './log';
-import { decodeWrite, encodeWrite, linesOf, rowCount, rowsInRecord, RUN_TABLES, type RunTable, type RunWrite } from './records';
+import { decodeWrite, encodeWrite, linesByTable, rowsInRecord, RUN_TABLES, type RunWrite } from './records';
 
 /** The backlog of writes acknowledged and not yet in ClickHouse. */
 export interface Backlog {
@@ -44,6 +45,9 @@ export interface RunWriter {
   /** Flushes what it can and stops; what could not be flushed stays in the log for the next start. */
   close(): Promise<void>;
 }
+
+/** Runs the head holds at most (~600 bytes of heap each). */
+const MAX_HEAD_RUNS = 2_000_000;
 
 export interface LogWriterOptions {
   ch: ClickHouseStore;
@@ -95,9 +99,17 @@ export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flus
 
   return {
     async write(write) {
-      acknowledged(write, await ingestLog.append(encodeWrite(write), rowCount(write)));
-      // A full segment is flushed at once rather than at the next tick of the timer.
-      if (ingestLog.activeRows >= flushMaxRows) void flushQuietly();
+      // The head holds every run not flushed yet, in memory: while ClickHouse is down it is bounded here, not by the
+      // process running out of heap (a 1 GiB log of bare starts is ~5 million runs).
+      if (head.size >= MAX_HEAD_RUNS) throw new StoreUnavailableError('ingest log', 'too many runs are waiting for ClickHouse');
+      const payload = encodeWrite(write);
+      acknowledged(write, await ingestLog.append(payload, rowsInRecord(payload)));
+      // A full segment is sealed at once, so that no segment (and no insert) grows far past a flush's size, even while
+      // a flush is under way; it is flushed right after rather than at the next tick of the timer.
+      if (ingestLog.activeRows >= flushMaxRows) {
+        void ingestLog.seal();
+        void flushQuietly();
+      }
     },
     latest: (key) => head.latest(key, time(key)),
     unflushedSteps: (key) => head.steps(key, time(key)),
@@ -118,16 +130,13 @@ export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flus
  */
 export function directWriter(ch: ClickHouseStore, flushMaxRows: number): RunWriter {
   const inserts = new Batcher<Buffer, void>(async (records) => {
-    const lines = new Map<RunTable, string[]>();
-    for (const record of records) {
-      for (const { table, line } of linesOf(record).lines) {
-        const tableLines = lines.get(table);
-        if (tableLines) tableLines.push(line);
-        else lines.set(table, [line]);
-      }
+    const tables = linesByTable(records);
+    // One table after the other, steps first and the live rows' tombstones last, so that a 503 in the middle never
+    // leaves a run marked finished in live_runs without its row in runs: a retry then finds it and converges.
+    for (const table of ['run_steps', 'runs', 'live_runs'] as const) {
+      const lines = [...(tables.get(table)?.values() ?? [])].flat();
+      await ch.insertLines(table, RUN_TABLES[table].columns, lines, { serverBatched: true });
     }
-    await Promise.all([...lines].map(([table, tableLines]) =>
-      ch.insertLines(table, RUN_TABLES[table].columns, tableLines, { serverBatched: true })));
     return records.map(() => undefined);
   }, flushMaxRows);
   return {

@@ -33,13 +33,13 @@ function fromUnion({ finished, version, ...row }: UnionRow): LatestRunRow {
 }
 
 /** The identity of a run as text, the same whether built from a key or read from a row. */
-const identity = (projectId: string, clickHouseTime: string, id: string) => `${projectId}/${clickHouseTime}/${id}`;
+export const runIdentity = (projectId: string, clickHouseTime: string, id: string) => `${projectId}/${clickHouseTime}/${id}`;
 
 /** The latest state among a run's rows: its finished row wins over its live one. */
 function latestByRun(rows: UnionRow[]): Map<string, LatestRunRow> {
   const latest = new Map<string, UnionRow>();
   for (const row of rows) {
-    const key = identity(row.project_id, row.timestamp, row.id);
+    const key = runIdentity(row.project_id, row.timestamp, row.id);
     if (!latest.has(key) || row.finished) latest.set(key, row);
   }
   return new Map([...latest].map(([key, row]) => [key, fromUnion(row)]));
@@ -56,7 +56,7 @@ export function runStore(ch: ClickHouseStore) {
       params: { keys: keys.map((key, i) => new TupleParam([key.projectId, times[i], key.id])) },
     });
     const latest = latestByRun(rows);
-    return keys.map((key, i) => latest.get(identity(key.projectId, times[i], key.id)));
+    return keys.map((key, i) => latest.get(runIdentity(key.projectId, times[i], key.id)));
   }
 
   return {

@@ -310,7 +310,7 @@ describe('evaluator', () => {
     await addRuns(3);
     await evaluateAfter(1);
     expect(await p.state(rule.id)).toBe('pending');
-    const restarted = createAlerts({ stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), queryLimits: app.config.reportLimits, denyPrivateUrls: false, flushed: app.ingest.flushed });
+    const restarted = createAlerts({ stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), queryLimits: app.config.reportLimits, denyPrivateUrls: false, flushed: app.writer.flushed });
     app.clock.advance(60);
     expect(await restarted.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({ skipped: false, events: 1 });
     expect(await p.state(rule.id)).toBe('firing');

@@ -82,7 +82,7 @@ const wholeRun = (run: Key, extra: Record<string, unknown> = {}) => ({
 
 /** Every run of the project as the reads see it, after waiting for the flush (it fails while ClickHouse does). */
 async function storedRuns(projectId: string, key: string) {
-  await app.ingest.flushed(projectId);
+  await app.writer.flushed(projectId);
   return listRuns(app, key, projectId);
 }
 
@@ -134,6 +134,12 @@ it('while the ingest tables are gone: starts are acknowledged; a call that must 
   await dropIngestTables();
   const fresh = newKey(-20_000);
   expect((await start(key, fresh)).status).toBe(201);
+  // A run whose every step is in the head needs nothing from ClickHouse: its steps calls and finish go on.
+  const inHead = newKey(-19_000);
+  expect((await start(key, inHead)).status).toBe(201);
+  expect((await postSteps(app, key, inHead, [llm(0, 'a', { tokens: 1 })])).status).toBe(200);
+  expect((await postSteps(app, key, inHead, [llm(1, 'b', { tokens: 2 })])).status).toBe(200);
+  expect((await postFinish(app, key, inHead, { status: 'completed', steps: [tool(2, 'search')] })).body).toMatchObject({ total_steps: 3, total_tokens: 3 });
   const refused = [
     await postSteps(app, key, flushed, [tool(0, 'search')]),
     await postFinish(app, key, flushed, { status: 'completed' }),
@@ -146,7 +152,8 @@ it('while the ingest tables are gone: starts are acknowledged; a call that must 
   }
   await restoreTables();
   const list = await storedRuns(project.id, key);
-  expect([...list.ids].sort()).toEqual([flushed.id, fresh.id].sort());
+  expect([...list.ids].sort()).toEqual([flushed.id, fresh.id, inHead.id].sort());
+  expect(await readRun(app, key, project.id, inHead)).toMatchObject({ status: 'completed', total_steps: 3, total_tokens: 3 });
   expect(await readRun(app, key, project.id, flushed)).toMatchObject({ status: 'running', total_steps: 0 });
 });
 
@@ -203,7 +210,7 @@ describe('when the log cannot take a write', () => {
       expect(refused.length).toBeGreaterThanOrEqual(3);
       for (const res of answers.filter((answer) => answer.status !== 201)) expectUnavailable(res);
       await restoreTables();
-      await small.ingest.flushed(project.id);
+      await small.writer.flushed(project.id);
       const list = await listRuns(small, key, project.id);
       expect([...list.ids].sort()).toEqual(acknowledged.map((run) => run.id).sort());
       expect(list.total).toBe(acknowledged.length);

@@ -54,7 +54,7 @@ describe('read-your-writes', () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
     await postFinish(app, key, run, { status: 'completed', steps: [llm(0, 'a'), llm(1, 'b')] });
-    await app.ingest.flushed(project.id);
+    await app.writer.flushed(project.id);
     expect({ runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual({ runs: 1, steps: 2 });
   });
 });
@@ -82,7 +82,7 @@ describe('restart', () => {
       } finally {
         await app.stores.ch.command('RENAME TABLE live_runs_away TO live_runs');
       }
-      await second.ingest.flushed(project.id);
+      await second.writer.flushed(project.id);
       const ready = await second.http.get('/readyz').expect(200);
       expect(ready.body.ingest_backlog).toEqual({ rows: 0, bytes: 0, oldest_age_ms: 0 });
       const list = await listRuns(second, key, project.id);
@@ -105,19 +105,19 @@ describe('a crash between an insert and the deletion of its segment', () => {
     // Keep a copy of the sealed segments as the crash would leave them: their rows inserted, the files still there.
     const directory = app.config.ingestLog!.directory;
     await app.stores.ch.command('RENAME TABLE live_runs TO live_runs_away');
-    await expect(app.ingest.flushed(project.id)).rejects.toMatchObject({ status: 503 });
+    await expect(app.writer.flushed(project.id)).rejects.toMatchObject({ status: 503 });
     await app.stores.ch.command('RENAME TABLE live_runs_away TO live_runs');
     const crashed = `${directory}-crashed`;
     fs.mkdirSync(crashed);
     for (const name of fs.readdirSync(directory).filter((file) => file.endsWith('.log'))) fs.copyFileSync(path.join(directory, name), path.join(crashed, name));
     expect(fs.readdirSync(crashed).length).toBeGreaterThan(0);
-    await app.ingest.flushed(project.id);
+    await app.writer.flushed(project.id);
     const before = { live: await rowCount('live_runs', project.id), runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) };
     expect(before).toEqual({ live: 5, runs: 2, steps: 3 });
 
     const restarted = serviceOn(crashed);
     try {
-      await restarted.ingest.flushed(project.id);
+      await restarted.writer.flushed(project.id);
       expect(fs.readdirSync(crashed).filter((file) => file.endsWith('.log'))).toEqual([]);
       expect({ live: await rowCount('live_runs', project.id), runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual(before);
     } finally {
@@ -141,8 +141,8 @@ describe('any mix of dates', () => {
     ]);
     expect(spreadRes.body.results.every((result: object) => 'id' in result)).toBe(true);
     expect(neighbourRes.status).toBe(200);
-    await app.ingest.flushed(spread.project.id);
-    await app.ingest.flushed(neighbour.project.id);
+    await app.writer.flushed(spread.project.id);
+    await app.writer.flushed(neighbour.project.id);
     expect(await rowCount('runs', spread.project.id)).toBe(150);
     expect(await rowCount('runs', neighbour.project.id)).toBe(1);
     expect(await rowCount('live_runs', neighbour.project.id)).toBe(1);
@@ -179,7 +179,7 @@ describe('bad rows', () => {
         total_steps: 0, total_tokens: 0, total_cost_usd: 0, tool_calls: 0, tool_names: [],
       }],
     });
-    await app.ingest.flushed(mine.project.id);
+    await app.writer.flushed(mine.project.id);
     expect((await listRuns(app, mine.key, mine.project.id)).total).toBe(5);
     expect((await listRuns(app, other.key, other.project.id)).total).toBe(5);
     expect(starts).toHaveLength(10);
@@ -223,7 +223,7 @@ describe('two instances (server mode)', () => {
       const run = await startRun(app, key, { timestamp: at(app, -100) });
       // The start is in the first instance's log only; it flushes half a second after the finish reaches the other.
       const finish = postFinish(other, key, run, { status: 'completed' });
-      setTimeout(() => void app.ingest.flushed(project.id), 500);
+      setTimeout(() => void app.writer.flushed(project.id), 500);
       expect((await finish).body).toMatchObject({ id: run.id, status: 'completed' });
       // A run older than the flush interval is not waited for: 404 at once.
       const old = { id: '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a71', timestamp: at(app, -60_000) };

@@ -31,11 +31,11 @@ describe('durability', () => {
         if (!error && (flags & fs.constants.O_DSYNC) === fs.constants.O_DSYNC) durableFds.add(fd);
         callback(error, fd);
       })) as never);
-    jest.spyOn(fs, 'writev').mockImplementation(((fd: number, buffers: Buffer[], callback: (e: Error | null) => void) =>
-      writev(fd, buffers, (error) => {
+    jest.spyOn(fs, 'writev').mockImplementation(((fd: number, buffers: Buffer[], callback: (e: Error | null, bytes: number) => void) =>
+      writev(fd, buffers, (error, bytes) => {
         const written = readFrames(Buffer.concat(buffers)).payloads;
         events.push(...written.map((payload) => `${durableFds.has(fd) ? 'durable' : 'plain'} write:${payload}`));
-        callback(error);
+        callback(error, bytes);
       })) as never);
     const { log } = open();
     const acks = Array.from({ length: 20 }, (_, i) => log.append(record(i), 1).then(() => events.push(`ack ${i}`)));
@@ -57,8 +57,8 @@ describe('durability', () => {
     const { fsync, writev } = fs;
     jest.spyOn(fs, 'fsync').mockImplementation(((fd: number, callback: (e: Error | null) => void) =>
       fsync(fd, (error) => { events.push('fsync'); callback(error); })) as never);
-    jest.spyOn(fs, 'writev').mockImplementation(((fd: number, buffers: Buffer[], callback: (e: Error | null) => void) =>
-      writev(fd, buffers, (error) => { events.push('write'); callback(error); })) as never);
+    jest.spyOn(fs, 'writev').mockImplementation(((fd: number, buffers: Buffer[], callback: (e: Error | null, bytes: number) => void) =>
+      writev(fd, buffers, (error, bytes) => { events.push('write'); callback(error, bytes); })) as never);
     const { log } = open();
     await log.append(record(1), 1);
     await log.seal();
@@ -75,6 +75,19 @@ describe('durability', () => {
     await log.seal();
     await log.remove(log.sealedSegments()[0]);
     await expect(log.append(big, 1)).resolves.toBeGreaterThan(0);
+  });
+
+  it('refuses a group whose write came back short (a disk filling up), cuts it off, and never replays it', async () => {
+    const first = open();
+    await first.log.append(record(1), 1);
+    const { writev } = fs;
+    // The write reaches the disk, but reports one byte less: as the system call does when space runs out mid-write.
+    jest.spyOn(fs, 'writev').mockImplementationOnce(((fd: number, buffers: Buffer[], callback: (e: Error | null, bytes: number) => void) =>
+      writev(fd, buffers, (error, bytes) => callback(error, bytes - 1))) as never);
+    await expect(first.log.append(record(2), 1)).rejects.toMatchObject({ status: 503, code: 'unavailable' });
+    await first.log.append(record(3), 1);
+    await first.log.close();
+    expect(texts(open().records)).toEqual([record(1).toString(), record(3).toString()]);
   });
 });
 

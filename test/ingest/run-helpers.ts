@@ -58,7 +58,7 @@ export async function listRuns(app: TestApp, key: string, projectId: string) {
 
 /** Raw rows of a run in `runs` (no FINAL: a duplicate written twice shows as 2). */
 export async function finishedRowCount(app: TestApp, projectId: string, id: string): Promise<number> {
-  await app.ingest.flushed(projectId);
+  await app.writer.flushed(projectId);
   const [row] = await app.stores.ch.query<{ n: number }>({
     name: 'test.count_runs',
     sql: 'SELECT count() AS n FROM runs WHERE project_id = {project_id:UUID} AND id = {id:UUID}',
@@ -69,7 +69,7 @@ export async function finishedRowCount(app: TestApp, projectId: string, id: stri
 
 /** Rows of a run in `live_runs` as reads see them (FINAL: one per start). */
 export async function liveRowCount(app: TestApp, projectId: string, id: string): Promise<number> {
-  await app.ingest.flushed(projectId);
+  await app.writer.flushed(projectId);
   const [row] = await app.stores.ch.query<{ n: number }>({
     name: 'test.count_live_runs',
     sql: 'SELECT count() AS n FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND id = {id:UUID}',
