@@ -32,7 +32,7 @@ const environmentSchema = z.object({
   INGEST_LOG: z.enum(['on', 'off']).default('on'),
   INGEST_LOG_DIR: z.string().min(1).optional(),
   INGEST_LOG_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).default(1024 ** 3),
-  INGEST_FLUSH_MAX_ROWS: z.coerce.number().int().positive().default(50_000),
+  INGEST_FLUSH_MAX_ROWS: z.coerce.number().int().positive().default(150_000),
   INGEST_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   LOOP_REPEAT_THRESHOLD: z.coerce.number().int().min(2).default(4),
   LOOP_ERROR_THRESHOLD: z.coerce.number().int().min(2).default(3),
