@@ -71,7 +71,7 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
     ? openLogWriter({ ch: stores.ch, log, ...config.ingestLog, flushMaxRows: config.ingestFlushMaxRows, flushIntervalMs: config.ingestFlushIntervalMs })
     : directWriter(stores.ch, config.ingestFlushMaxRows);
   // Reads of runs wait for the flush of what this instance acknowledged for their project (read-your-writes).
-  const flushed = (projectId: string) => writer.flushed(projectId);
+  const { flushed } = writer;
   const alerts = createAlerts({ stores, clock, log, queryLimits: config.reportLimits, denyPrivateUrls: config.webhookDenyPrivate, flushed });
   const ingest = ingestService({
     ch: stores.ch, runs, writer, clock, log, loopThresholds: config.loopThresholds, runAbandonAfterSeconds: config.runAbandonAfterSeconds,

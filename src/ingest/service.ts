@@ -53,12 +53,10 @@ export function ingestService(dependencies: IngestDependencies) {
   // Steps and finish calls read their run first: in the head when it has writes not yet flushed, else in
   // ClickHouse, where concurrent lookups share one query.
   const latestRuns = new Batcher<RunKey, LatestRunRow | undefined>((keys) => runs.findLatestMany(keys), 1000);
-  const lookUp = async (key: RunKey) => writer.latest(key) ?? (await latestRuns.submit([key]))[0];
-  /** Each run in its latest state, the head's first; one ClickHouse query for the rest. */
+  /** Each run in its latest state, the head's first; the rest in ClickHouse, in a query shared with other callers. */
   async function findLatestMany(keys: readonly RunKey[]): Promise<(LatestRunRow | undefined)[]> {
     const found = keys.map((key) => writer.latest(key));
-    const missing = keys.filter((_, i) => !found[i]);
-    const stored = await runs.findLatestMany(missing);
+    const stored = await latestRuns.submit(keys.filter((_, i) => !found[i]));
     return found.map((row) => row ?? stored.shift());
   }
   /** The run, looked for again while it is young enough that another instance may not have flushed its start yet. */
@@ -66,7 +64,7 @@ export function ingestService(dependencies: IngestDependencies) {
     const youngForMs = Math.min(missRetryMs, key.timestamp.getTime() + missRetryMs - clock.now().getTime());
     const giveUpAt = Date.now() + Math.max(0, youngForMs);
     for (;;) {
-      const found = await lookUp(key);
+      const [found] = await findLatestMany([key]);
       if (found || Date.now() >= giveUpAt) return found;
       await new Promise((resolve) => setTimeout(resolve, MISS_RETRY_PAUSE_MS));
     }
