@@ -63,7 +63,7 @@ function ingestLogStore(directory: string): Store {
   const { log } = IngestLog.open({ directory, maxBytes: LOG_MAX_BYTES, log: pino({ level: 'warn' }), rowsOf: rowsInRecord });
   let read: ReturnType<IngestLog['sealedSegments']> = [];
   return {
-    append: async (payload) => void (await log.append(payload, 1)),
+    append: async (payload) => void (await log.append(payload)),
     // As the flusher does: seal the segment being written, then read each sealed one.
     async readAll() {
       await log.seal();

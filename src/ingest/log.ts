@@ -143,10 +143,11 @@ export class IngestLog {
   }
 
   /**
-   * Appends one record and resolves with its sequence number once it is on disk; `rows` counts toward the
-   * segment's size in rows. Refused (503) when the log is full or cannot be written: then nothing is acknowledged.
+   * Appends one record and resolves with its sequence number once it is on disk. Refused (503) when the log is full
+   * or cannot be written: then nothing is acknowledged.
    */
-  append(payload: Buffer, rows: number): Promise<number> {
+  append(payload: Buffer): Promise<number> {
+    const rows = this.options.rowsOf(payload);
     const bytes = FRAME_HEADER_BYTES + payload.length;
     if (this.totalBytes + bytes > this.options.maxBytes) {
       return Promise.reject(new StoreUnavailableError('ingest log', 'the log is full: ClickHouse is behind or unavailable'));

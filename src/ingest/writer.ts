@@ -3,7 +3,6 @@
 // ClickHouse with server-side batching (async_insert), for stateless instances.
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { runEvery } from '../background';
 import { StoreUnavailableError } from '../http/errors';
 import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import type { StepRow } from '../runs/model';
@@ -85,7 +84,10 @@ export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flus
   const flushQuietly = () => flusher.flush().catch((error: unknown) => {
     log.warn({ err: error, backlog: backlog() }, 'ingest log: flush failed; retrying');
   });
-  const stopTimer = runEvery(flushIntervalMs, flushQuietly, () => undefined);
+  // At a fixed rate, not an interval after each pass ends: another instance must see a write within about one
+  // interval (contract §4). A tick during a pass asks for the next pass, which starts as soon as that one ends.
+  void flushQuietly();
+  const timer = setInterval(flushQuietly, flushIntervalMs).unref();
 
   function backlog(): Backlog {
     return { rows: ingestLog.backlogRows, bytes: ingestLog.bytes, oldestAgeMs: ingestLog.oldestAgeMs(), replayed: flushedLsn >= replayedLsn };
@@ -103,7 +105,7 @@ export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flus
       // process running out of heap (a 1 GiB log of bare starts is ~5 million runs).
       if (head.size >= MAX_HEAD_RUNS) throw new StoreUnavailableError('ingest log', 'too many runs are waiting for ClickHouse');
       const payload = encodeWrite(write);
-      acknowledged(write, await ingestLog.append(payload, rowsInRecord(payload)));
+      acknowledged(write, await ingestLog.append(payload));
       // A full segment is sealed at once, so that no segment (and no insert) grows far past a flush's size, even while
       // a flush is under way; it is flushed right after rather than at the next tick of the timer.
       if (ingestLog.activeRows >= flushMaxRows) {
@@ -117,7 +119,7 @@ export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flus
     flushedAll: () => flushUpTo(lastLsn),
     backlog,
     async close() {
-      await stopTimer();
+      clearInterval(timer);
       await flushQuietly();
       await ingestLog.close();
     },

@@ -38,9 +38,9 @@ describe('durability', () => {
         callback(error, bytes);
       })) as never);
     const { log } = open();
-    const acks = Array.from({ length: 20 }, (_, i) => log.append(record(i), 1).then(() => events.push(`ack ${i}`)));
+    const acks = Array.from({ length: 20 }, (_, i) => log.append(record(i)).then(() => events.push(`ack ${i}`)));
     await Promise.all(acks);
-    await log.append(record(20), 1).then(() => events.push('ack 20'));
+    await log.append(record(20)).then(() => events.push('ack 20'));
 
     for (let i = 0; i <= 20; i += 1) {
       const written = events.indexOf(`durable write:${record(i)}`);
@@ -60,32 +60,32 @@ describe('durability', () => {
     jest.spyOn(fs, 'writev').mockImplementation(((fd: number, buffers: Buffer[], callback: (e: Error | null, bytes: number) => void) =>
       writev(fd, buffers, (error, bytes) => { events.push('write'); callback(error, bytes); })) as never);
     const { log } = open();
-    await log.append(record(1), 1);
+    await log.append(record(1));
     await log.seal();
-    await log.append(record(2), 1);
+    await log.append(record(2));
     expect(events).toEqual(['fsync', 'write', 'fsync', 'write']);
   });
 
   it('refuses an append when the log is full, and acknowledges again once flushed segments are removed', async () => {
     const { log } = open(1024 * 1024);
     const big = Buffer.alloc(400 * 1024, 'a');
-    await log.append(big, 1);
-    await log.append(big, 1);
-    await expect(log.append(big, 1)).rejects.toMatchObject({ status: 503, code: 'unavailable', headers: { 'Retry-After': '5' } });
+    await log.append(big);
+    await log.append(big);
+    await expect(log.append(big)).rejects.toMatchObject({ status: 503, code: 'unavailable', headers: { 'Retry-After': '5' } });
     await log.seal();
     await log.remove(log.sealedSegments()[0]);
-    await expect(log.append(big, 1)).resolves.toBeGreaterThan(0);
+    await expect(log.append(big)).resolves.toBeGreaterThan(0);
   });
 
   it('refuses a group whose write came back short (a disk filling up), cuts it off, and never replays it', async () => {
     const first = open();
-    await first.log.append(record(1), 1);
+    await first.log.append(record(1));
     const { writev } = fs;
     // The write reaches the disk, but reports one byte less: as the system call does when space runs out mid-write.
     jest.spyOn(fs, 'writev').mockImplementationOnce(((fd: number, buffers: Buffer[], callback: (e: Error | null, bytes: number) => void) =>
       writev(fd, buffers, (error, bytes) => callback(error, bytes - 1))) as never);
-    await expect(first.log.append(record(2), 1)).rejects.toMatchObject({ status: 503, code: 'unavailable' });
-    await first.log.append(record(3), 1);
+    await expect(first.log.append(record(2))).rejects.toMatchObject({ status: 503, code: 'unavailable' });
+    await first.log.append(record(3));
     await first.log.close();
     expect(texts(open().records)).toEqual([record(1).toString(), record(3).toString()]);
   });
@@ -94,9 +94,9 @@ describe('durability', () => {
 describe('start-up', () => {
   it('replays every record of every segment in order', async () => {
     const first = open();
-    for (let i = 0; i < 5; i += 1) await first.log.append(record(i), 1);
+    for (let i = 0; i < 5; i += 1) await first.log.append(record(i));
     await first.log.seal();
-    for (let i = 5; i < 8; i += 1) await first.log.append(record(i), 1);
+    for (let i = 5; i < 8; i += 1) await first.log.append(record(i));
     await first.log.close();
     const { records, log } = open();
     expect(texts(records)).toEqual(Array.from({ length: 8 }, (_, i) => record(i).toString()));
@@ -106,7 +106,7 @@ describe('start-up', () => {
 
   it('cuts a torn tail (the last record cut in half) and keeps everything before it; appends go on after', async () => {
     const first = open();
-    for (let i = 0; i < 4; i += 1) await first.log.append(record(i), 1);
+    for (let i = 0; i < 4; i += 1) await first.log.append(record(i));
     await first.log.close();
     const [file] = segmentFiles();
     const size = fs.statSync(file).size;
@@ -115,14 +115,14 @@ describe('start-up', () => {
     const second = open();
     expect(texts(second.records)).toEqual([0, 1, 2].map((i) => record(i).toString()));
     expect(fs.statSync(file).size).toBe(size - record(3).length - 8);
-    await second.log.append(record(9), 1);
+    await second.log.append(record(9));
     await second.log.close();
     expect(texts(open().records)).toEqual([0, 1, 2, 9].map((i) => record(i).toString()));
   });
 
   it('stops at a record whose checksum does not match: garbage is never replayed', async () => {
     const first = open();
-    for (let i = 0; i < 3; i += 1) await first.log.append(record(i), 1);
+    for (let i = 0; i < 3; i += 1) await first.log.append(record(i));
     await first.log.close();
     const [file] = segmentFiles();
     const bytes = fs.readFileSync(file);
