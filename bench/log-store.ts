@@ -73,7 +73,7 @@ function ingestLogStore(directory: string): Store {
     async deleteRead() {
       for (const segment of read) await log.remove(segment);
     },
-    close: () => log.close(),
+    close: () => log.seal(),
   };
 }
 

@@ -119,8 +119,9 @@ export class IngestLog {
     const names = fs.readdirSync(options.directory).filter((name) => name.endsWith(SEGMENT_SUFFIX)).sort();
     for (const fileName of names) {
       const file = path.join(options.directory, fileName);
-      const { payloads, validBytes } = readFrames(fs.readFileSync(file));
-      if (validBytes < fs.statSync(file).size) {
+      const bytes = fs.readFileSync(file);
+      const { payloads, validBytes } = readFrames(bytes);
+      if (validBytes < bytes.length) {
         options.log.warn({ segment: fileName, keptBytes: validBytes }, 'ingest log: torn tail cut (a write the crash interrupted)');
         fs.truncateSync(file, validBytes);
       }
@@ -174,7 +175,7 @@ export class IngestLog {
     return this.active?.rows ?? 0;
   }
 
-  /** Seals the segment being written (once its write in progress ends); resolves when done. */
+  /** Seals the segment being written (once its write in progress ends), closing its file; resolves when done. */
   async seal(): Promise<void> {
     this.sealRequested = true;
     await this.startWriting();
@@ -212,11 +213,6 @@ export class IngestLog {
   /** Rows not yet flushed: in sealed segments and the one being written. */
   get backlogRows(): number {
     return this.sealed.reduce((sum, segment) => sum + segment.rows, 0) + (this.active?.rows ?? 0);
-  }
-
-  /** Waits for writes in progress and closes the segment being written (sealing it). */
-  async close(): Promise<void> {
-    await this.seal();
   }
 
   private addSealed(segment: SealedSegment): void {

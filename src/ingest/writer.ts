@@ -121,7 +121,7 @@ export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flus
     async close() {
       clearInterval(timer);
       await flushQuietly();
-      await ingestLog.close();
+      await ingestLog.seal();
     },
   };
 }

@@ -86,7 +86,7 @@ describe('durability', () => {
       writev(fd, buffers, (error, bytes) => callback(error, bytes - 1))) as never);
     await expect(first.log.append(record(2))).rejects.toMatchObject({ status: 503, code: 'unavailable' });
     await first.log.append(record(3));
-    await first.log.close();
+    await first.log.seal();
     expect(texts(open().records)).toEqual([record(1).toString(), record(3).toString()]);
   });
 });
@@ -97,7 +97,7 @@ describe('start-up', () => {
     for (let i = 0; i < 5; i += 1) await first.log.append(record(i));
     await first.log.seal();
     for (let i = 5; i < 8; i += 1) await first.log.append(record(i));
-    await first.log.close();
+    await first.log.seal();
     const { records, log } = open();
     expect(texts(records)).toEqual(Array.from({ length: 8 }, (_, i) => record(i).toString()));
     expect(records.map(({ lsn }) => lsn)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -107,7 +107,7 @@ describe('start-up', () => {
   it('cuts a torn tail (the last record cut in half) and keeps everything before it; appends go on after', async () => {
     const first = open();
     for (let i = 0; i < 4; i += 1) await first.log.append(record(i));
-    await first.log.close();
+    await first.log.seal();
     const [file] = segmentFiles();
     const size = fs.statSync(file).size;
     fs.truncateSync(file, size - Math.ceil(record(3).length / 2));
@@ -116,14 +116,14 @@ describe('start-up', () => {
     expect(texts(second.records)).toEqual([0, 1, 2].map((i) => record(i).toString()));
     expect(fs.statSync(file).size).toBe(size - record(3).length - 8);
     await second.log.append(record(9));
-    await second.log.close();
+    await second.log.seal();
     expect(texts(open().records)).toEqual([0, 1, 2, 9].map((i) => record(i).toString()));
   });
 
   it('stops at a record whose checksum does not match: garbage is never replayed', async () => {
     const first = open();
     for (let i = 0; i < 3; i += 1) await first.log.append(record(i));
-    await first.log.close();
+    await first.log.seal();
     const [file] = segmentFiles();
     const bytes = fs.readFileSync(file);
     // Flip a byte inside the second record's payload.
