@@ -1,10 +1,8 @@
 // Alert rule endpoints through the real HTTP server: create/list/get/patch/delete/events, every value and default of
 // the contract's table, channel configuration and secrets, roles and the 404 of other organizations and projects.
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
 import supertest from 'supertest';
-import { createApp } from '../../src/app';
-import { startTestApp, type TestApp } from '../support/app';
+import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { TIMESTAMP } from '../support/assertions';
 import { bearer, createProject, registerUser } from '../support/fixtures';
 import { alertProject, expectError, expectFieldError, webhookRule, type AlertProject } from './helpers';
@@ -392,10 +390,7 @@ describe('WEBHOOK_DENY_PRIVATE', () => {
   // The same stores, served by an app configured to refuse private addresses.
   let strict: supertest.Agent;
   beforeAll(() => {
-    const service = createApp({
-      config: { ...app.config, webhookDenyPrivate: true }, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret!,
-    });
-    strict = supertest.agent(service.app);
+    strict = supertest.agent(anotherService(app, { webhookDenyPrivate: true }).app);
   });
 
   it.each([

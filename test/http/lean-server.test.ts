@@ -9,8 +9,7 @@ import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import pino from 'pino';
 import supertest from 'supertest';
-import { createApp } from '../../src/app';
-import { startTestApp, type TestApp } from '../support/app';
+import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { expectError, UNKNOWN } from '../support/assertions';
 import { setUpProject } from '../support/fixtures';
 
@@ -148,10 +147,7 @@ describe('logging on the lean transport', () => {
   function serviceLoggingTo(lines: Record<string, unknown>[]) {
     const sink = new Writable({ write: (chunk, _encoding, done) => { lines.push(JSON.parse(String(chunk))); done(); } });
     const log = pino({ level: 'info' }, sink);
-    // Its own ingest log: two services never share one.
-    const config = { ...app.config, ingestLog: { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-logging` } };
-    const service = createApp({ config, stores: app.stores, clock: app.clock, log, jwtSecret: app.config.jwtSecret! });
-    return supertest(service.app);
+    return anotherService(app, { ingestLog: { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-logging` } }, log).http;
   }
 
   it('logs a refused request at warn and a failed one at error with its cause; an accepted one not at info', async () => {

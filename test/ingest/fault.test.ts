@@ -3,10 +3,8 @@
 // written, calls get 503 and nothing of them is acknowledged or stored.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import pino from 'pino';
-import supertest, { type Response } from 'supertest';
-import { createApp } from '../../src/app';
-import { startTestApp, type TestApp } from '../support/app';
+import type { Response } from 'supertest';
+import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
   at, expectError, getRun, getSteps, keyAuth, listRuns, llm, postBatch, postFinish, postSteps, readRun, startRun, TEST_ENV, tool,
@@ -193,9 +191,7 @@ it('an outage that begins while requests are in flight: every 2xx lands exactly 
 describe('when the log cannot take a write', () => {
   it('with the log full, calls get 503 with Retry-After and are not stored; what was acknowledged lands once after recovery', async () => {
     // The same service and stores, with a log of 1 MiB.
-    const config = { ...app.config, ingestLog: { directory: `${app.config.ingestLog!.directory}-small`, maxBytes: 1024 * 1024 } };
-    const service = createApp({ config, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret! });
-    const small = { ...app, ...service, http: supertest(service.app) };
+    const small = anotherService(app, { ingestLog: { directory: `${app.config.ingestLog!.directory}-small`, maxBytes: 1024 * 1024 } });
     try {
       const { project, key } = await setUpProject(small);
       const heavy = (run: Key) => small.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: 'heavy', input: 'x'.repeat(100_000), ...run });

@@ -3,11 +3,8 @@
 // the engine refuses is set aside without failing the other rows of its flush.
 import fs from 'node:fs';
 import path from 'node:path';
-import pino from 'pino';
-import supertest from 'supertest';
-import { createApp } from '../../src/app';
 import { toClickHouseTime } from '../../src/db/clickhouse';
-import { startTestApp, type TestApp } from '../support/app';
+import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
   at, expectFieldError, getSteps, keyAuth, listRuns, llm, postBatch, postFinish, postSteps, readRun, startRun, TEST_ENV, tool,
@@ -19,11 +16,7 @@ beforeAll(async () => { app = await startTestApp({ ...TEST_ENV, INGEST_FLUSH_INT
 afterAll(() => app.close());
 
 /** The same service over the same stores, with its own ingest log directory (a restarted process, in effect). */
-function serviceOn(directory: string) {
-  const config = { ...app.config, ingestLog: { ...app.config.ingestLog!, directory } };
-  const service = createApp({ config, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret! });
-  return { ...app, ...service, http: supertest(service.app) };
-}
+const serviceOn = (directory: string) => anotherService(app, { ingestLog: { ...app.config.ingestLog!, directory } });
 
 async function rowCount(table: string, projectId: string): Promise<number> {
   const [row] = await app.stores.ch.query<{ n: number }>({
@@ -192,10 +185,7 @@ describe('bad rows', () => {
 
 describe('INGEST_LOG=off', () => {
   it('stores each write in ClickHouse before answering (server-batched inserts); every call works as with the log', async () => {
-    const service = createApp({
-      config: { ...app.config, ingestLog: undefined }, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret!,
-    });
-    const stateless = { ...app, ...service, http: supertest(service.app) };
+    const stateless = anotherService(app, { ingestLog: undefined });
     try {
       const { project, key } = await setUpProject(stateless);
       const run = await startRun(stateless, key);
@@ -215,9 +205,7 @@ describe('INGEST_LOG=off', () => {
 describe('two instances (server mode)', () => {
   it('a finish on another instance, for a run started moments ago, waits for that start to be flushed instead of 404', async () => {
     const directory = path.join(path.dirname(app.config.ingestLog!.directory), `instance-b-${Date.now()}`);
-    const config = { ...app.config, ingestMissRetryMs: 3000, ingestLog: { ...app.config.ingestLog!, directory } };
-    const service = createApp({ config, stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), jwtSecret: app.config.jwtSecret! });
-    const other = { ...app, ...service, http: supertest(service.app) };
+    const other = anotherService(app, { ingestMissRetryMs: 3000, ingestLog: { ...app.config.ingestLog!, directory } });
     try {
       const { project, key } = await setUpProject(app);
       const run = await startRun(app, key, { timestamp: at(app, -100) });

@@ -2,11 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import { createApp } from '../../src/app';
 import { ManualClock } from '../../src/clock';
-import { loadConfig } from '../../src/config';
+import { loadConfig, type Config } from '../../src/config';
 import { closeStores, openStores } from '../../src/db/stores';
 
 // chdb binds one data directory per process, so each jest worker keeps its own, inside the run's directory.
@@ -42,3 +42,12 @@ export async function startTestApp(environment: Record<string, string> = {}) {
 }
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
+
+/**
+ * The service again, over a test app's stores, with some of its configuration changed: another instance (or the same
+ * one restarted), in effect. Give it its own ingest log directory when it has one: two services never share a log.
+ */
+export function anotherService(app: TestApp, config: Partial<Config>, log: Logger = pino({ level: 'silent' })) {
+  const service = createApp({ config: { ...app.config, ...config }, stores: app.stores, clock: app.clock, log, jwtSecret: app.config.jwtSecret! });
+  return { ...app, ...service, http: supertest(service.app) };
+}
