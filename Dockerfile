@@ -8,10 +8,11 @@ COPY package.json package-lock.json ./
 # argon2 and chdb ship prebuilt binaries for linux-x64/arm64 (glibc); no compiler is needed.
 # The committed lock file lacks entries for some other-platform optional binaries, which `npm ci` rejects;
 # `npm install` then installs the same locked versions.
-RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+# Scripts wait for the sources: `prepare` is `npm run build` (the service, the PGlite template, the dashboard), run below.
+RUN npm ci --no-audit --no-fund --ignore-scripts || npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \

@@ -1,5 +1,6 @@
 // npm run bench:ingest — ingest throughput and latency over loopback beside a bare node:http ceiling, batch ingest end
-// to end beside the engine's own bulk-insert rate, and the engine's parts and cores per scenario, all in one run.
+// to end beside the engine's own bulk-insert rate, OTLP exports beside the ceiling with the same bodies, and the
+// engine's parts and cores per scenario, all in one run.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,6 +9,7 @@ import { loadConfig } from '../src/config';
 import { batchEndToEnd, type EndToEndFigure } from './lib/batch-end-to-end';
 import { countedLoad } from './lib/counted-load';
 import { measureBulkInsert } from './lib/engine-reference';
+import { otlpExport, SPANS_PER_TRACE } from './lib/otlp-traces';
 import { printGoals, printTable, type Figure, type Scenarios } from './lib/ingest-report';
 import { startProbe } from './lib/probe';
 import { createProjectKey, startProcess, startRunwatch, waitUntilIdle, type ServerProcess } from './lib/service-process';
@@ -23,6 +25,8 @@ const END_TO_END_TIMEOUT_SECONDS = 120;
 // The engine alone inserts 50,000 runs a chunk (their 100,000 steps in an insert of their own).
 const ENGINE_CHUNK_RUNS = 50_000;
 const MINUTE_MS = 60_000;
+// An OTLP export as a batch span processor sends it: up to 512 spans (maxExportBatchSize), here 85 traces of 6.
+const OTLP_TRACES_PER_EXPORT = 85;
 
 // The ceiling: a server that reads the body and answers 201 with a fixed body, nothing else.
 const BARE_SERVER = `
@@ -91,14 +95,26 @@ function startFinishRequests(key: string): autocannon.Request[] {
 
 const batchRequest = (key: string, body: string): Load => ({ method: 'POST', path: '/ingest/agent/runs/batch', headers: json(key), body });
 
-async function measureCeiling(): Promise<Figure> {
+/** The bare server under the starts' load, and under the OTLP exports' (the same bodies, answered without reading them). */
+async function measureCeilings(otlp: ReturnType<typeof otlpExport>): Promise<{ ceiling: Figure; otlpCeiling: Figure }> {
   const bare = await startProcess(['-e', BARE_SERVER], {}, 18_080, '/');
   try {
-    return await measure('ceiling: bare node:http 201', bare, { method: 'POST', headers: { 'content-type': 'application/json' }, body: startBody() }, 1);
+    const ceiling = await measure('ceiling: bare node:http 201', bare, { method: 'POST', headers: { 'content-type': 'application/json' }, body: startBody() }, 1);
+    const otlpCeiling = await measure(`ceiling: bare node:http 201, the OTLP exports (${otlp.spans} spans each)`, bare,
+      { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: otlp.template }, OTLP_TRACES_PER_EXPORT);
+    return { ceiling, otlpCeiling };
   } finally {
     await bare.stop();
   }
 }
+
+/** OTLP/HTTP protobuf exports, each of fresh traces (never a re-export). */
+const otlpLoad = (key: string, otlp: ReturnType<typeof otlpExport>): Load => ({
+  requests: [{
+    method: 'POST', path: '/v1/traces', headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${key}` },
+    setupRequest: (request) => ({ ...request, body: otlp.fresh() }),
+  }],
+});
 
 /** From the first batch request until the summary of a fresh project counts every run acknowledged. */
 async function measureEndToEnd(runwatch: ServerProcess): Promise<{ figure: Figure; detail: EndToEndFigure }> {
@@ -125,15 +141,17 @@ async function measureEndToEnd(runwatch: ServerProcess): Promise<{ figure: Figur
   return { figure, detail };
 }
 
-async function measureRunwatch(dataDir: string, items: readonly WholeRunItem[]) {
+async function measureRunwatch(dataDir: string, items: readonly WholeRunItem[], otlp: ReturnType<typeof otlpExport>) {
   const runwatch = await startRunwatch(dataDir, 18_081);
   try {
     const { key } = await createProjectKey(runwatch.url);
     const starts = await measure('runwatch: run start', runwatch, { method: 'POST', path: '/ingest/agent/runs', headers: json(key), body: startBody() }, 1);
     const pairs = await measure('runwatch: start + finish (2 requests a run)', runwatch, { requests: startFinishRequests(key) }, 0.5);
     const batch = await measure(`runwatch: batch of ${BATCH_SIZE} whole runs`, runwatch, batchRequest(key, batchBody(items)), BATCH_SIZE);
+    const otlpFigure = await measure(`runwatch: OTLP protobuf exports of ${OTLP_TRACES_PER_EXPORT} traces (1 agent span + 5 children)`, runwatch,
+      otlpLoad(key, otlp), OTLP_TRACES_PER_EXPORT);
     const endToEnd = await measureEndToEnd(runwatch);
-    return { starts, pairs, batch, endToEnd };
+    return { starts, pairs, batch, otlp: otlpFigure, endToEnd };
   } finally {
     await runwatch.stop();
   }
@@ -175,13 +193,15 @@ async function main(): Promise<void> {
   // One batch's runs: the body the batch scenario sends, and the rows the engine alone inserts.
   const items = wholeRunItems(BATCH_SIZE, Date.now());
 
-  const ceiling = await measureCeiling();
-  const { starts, pairs, batch, endToEnd } = await measureRunwatch(path.join(dataDir, 'service'), items);
+  const otlp = otlpExport(OTLP_TRACES_PER_EXPORT);
+
+  const { ceiling, otlpCeiling } = await measureCeilings(otlp);
+  const { starts, pairs, batch, otlp: otlpFigure, endToEnd } = await measureRunwatch(path.join(dataDir, 'service'), items, otlp);
   // The service's and the bench's engines have data directories of their own.
   const engine = await measureEngine(path.join(dataDir, 'engine'), items);
 
-  const scenarios: Scenarios = { ceiling, starts, pairs, batch, endToEnd: endToEnd.figure, engine };
-  printTable([ceiling, starts, pairs, batch, endToEnd.figure, engine], { connections: CONNECTIONS, seconds: DURATION_SECONDS });
+  const scenarios: Scenarios = { ceiling, starts, pairs, batch, endToEnd: endToEnd.figure, engine, otlp: otlpFigure, otlpCeiling, spansPerRun: SPANS_PER_TRACE };
+  printTable([ceiling, starts, pairs, batch, endToEnd.figure, engine, otlpCeiling, otlpFigure], { connections: CONNECTIONS, seconds: DURATION_SECONDS });
   printEndToEnd(endToEnd.detail);
   printGoals(scenarios);
   fs.rmSync(previous, { recursive: true, force: true });

@@ -46,7 +46,7 @@ interface Candidate {
 function runStartPayload(): Buffer {
   const projectId = uuidv7();
   return encodeWrite({
-    projectId,
+    projectId, replaced: [], traces: [],
     live: [{
       project_id: projectId, timestamp: toClickHouseTime(new Date()), id: uuidv7(), version: 0, finished: 0,
       agent_name: 'support-triage-agent',

@@ -187,6 +187,20 @@ async function main() {
   steady.push(await time('summary, 30 days ending 5 days ago (no live rows)', () => get('summary', { from: iso(A - 35 * DAY_MS), to: iso(A - 5 * DAY_MS) })));
   steady.push(await time(`signals, ${scopes.length} scopes (5m/1h/1d × 51), in-process`, () => reader.readSignals(state.projectId, scopes, new Date(A))));
   steady.push(await time('signals, 1 scope of 30 days, in-process', () => reader.readSignals(state.projectId, [{ agentName: null, windowSeconds: 30 * 86_400 }], new Date(A))));
+  const timeseries30Hourly = await time('time series, 30 days by the hour (720 buckets)', () => get('timeseries', { ...window30, bucket: 'hour' }));
+  const timeseriesDayByMinute = await time('time series, 1 day by the minute (1,440 buckets)', () => get('timeseries', { from: iso(A - DAY_MS), to: iso(A), bucket: 'minute' }));
+  steady.push(timeseries30Hourly, timeseriesDayByMinute);
+
+  // The dashboard's overview, calling the API as its page does (a session; the window as from/to; auto buckets):
+  // the summary, the time series and the health report behind its agent filter, for each window of its picker.
+  const asDashboard = (path: string) => call(`${baseUrl}${path}`, { token: session });
+  const overview: Timing[] = [await time('projects of the organization (switcher)', () => asDashboard(`/admin/orgs/${state.orgId}/projects`))];
+  for (const [name, length] of [['24h', DAY_MS], ['7d', 7 * DAY_MS], ['30d', 30 * DAY_MS]] as const) {
+    const query = `from=${iso(A - length)}&to=${iso(A)}`;
+    for (const report of ['summary', 'timeseries', 'health']) {
+      overview.push(await time(`${name}: ${report}`, () => asDashboard(`/projects/${state.projectId}/agent/${report}?${query}`)));
+    }
+  }
 
   const scaling: Timing[] = [];
   for (const days of [3, 6, 15, 30]) {
@@ -204,6 +218,7 @@ async function main() {
     + `${CALLS} timed calls per case after warm-up, through HTTP on loopback unless noted; cpu = process CPU time per call (p50)\n`);
   printTable('steady state: live_runs as its cleanup merges leave it (the running runs)', steady);
   printTable('summary by window size (runs read = current + previous window)', scaling, true);
+  printTable("the dashboard overview's calls, per window of its picker (a session, as the page sends them)", overview);
   if (reference) {
     printTable(`Postgres ${PG_CALLS} calls each (percentile_cont; same rows; ${reference.agrees ? 'results agree with ClickHouse' : 'RESULTS DIFFER FROM CLICKHOUSE'})`, [reference.summary, reference.health]);
     const speedup = (pgTiming: Timing, chTiming: Timing) => (pgTiming.p50 / chTiming.p50).toFixed(1);
@@ -211,7 +226,9 @@ async function main() {
   }
   const goal = (label: string, value: number, limit: number) => `  ${label.padEnd(40)} ${value.toFixed(0).padStart(6)} ms  (goal ≤ ${limit} ms: ${value <= limit ? 'met' : 'missed'})\n`;
   process.stdout.write('\ngoals (steady state)\n');
-  process.stdout.write(goal('summary p95', steady[0].p95, 300) + goal('health p95', steady[1].p95, 300) + goal('first page p95', steady[2].p95, 50));
+  process.stdout.write(goal('summary p95', steady[0].p95, 300) + goal('health p95', steady[1].p95, 300) + goal('first page p95', steady[2].p95, 50)
+    + goal('time series 30 days hourly p95', timeseries30Hourly.p95, 300) + goal('time series 1 day by minute p95', timeseriesDayByMinute.p95, 150)
+    + goal('overview, slowest call p95', Math.max(...overview.map((timing) => timing.p95)), 300));
   process.stdout.write(`\nload average at the end: ${loadAverage()} (other processes on this machine compete for its ${os.cpus().length} cores)\n`);
   log('done');
 }

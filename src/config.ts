@@ -14,6 +14,9 @@ const environmentSchema = z.object({
   CLICKHOUSE_USER: z.string().default('default'),
   CLICKHOUSE_PASSWORD: z.string().default(''),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier').default('default'),
+  // A Postgres server that does not answer fails the call with 503 after these (docs/foundation.md#store-faults).
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SESSION_TTL_SECONDS: seconds(12 * 3600),
   BODY_LIMIT_BYTES: bytes(1024 * 1024),
@@ -34,6 +37,12 @@ const environmentSchema = z.object({
   INGEST_LOG_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).default(1024 ** 3),
   INGEST_FLUSH_MAX_ROWS: z.coerce.number().int().positive().default(150_000),
   INGEST_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  // OpenTelemetry ingest (contract §8): how long spans of a trace wait for their agent span, and for late children.
+  OTLP_ASSEMBLY_SECONDS: z.coerce.number().int().min(1).max(86400).default(300),
+  // Worker threads that decode and map OTLP exports; 0 maps them on the event loop.
+  OTLP_DECODE_WORKERS: z.coerce.number().int().min(0).max(16).default(1),
+  // A JSON file of model prices that extends or overrides the shipped table (src/pricing/model-prices.json).
+  PRICE_TABLE_FILE: z.string().min(1).optional(),
   LOOP_REPEAT_THRESHOLD: z.coerce.number().int().min(2).default(4),
   LOOP_ERROR_THRESHOLD: z.coerce.number().int().min(2).default(3),
   LOOP_CYCLE_REPEATS: z.coerce.number().int().min(2).default(3),
@@ -41,6 +50,8 @@ const environmentSchema = z.object({
   ALERT_EVAL_INTERVAL: seconds(60),
   WEBHOOK_DENY_PRIVATE: booleanFlag.default(false),
   PUBLIC_URL: z.url().optional(),
+  // How long a stop (SIGTERM, SIGINT) waits for requests in flight, background jobs and the ingest log's last flush.
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
 });
 
 export type Config = ReturnType<typeof toConfig>;
@@ -51,6 +62,7 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
     port: env.PORT,
     dataDir,
     databaseUrl: env.DATABASE_URL,
+    postgresTimeouts: { connectMs: env.DATABASE_CONNECT_TIMEOUT_MS, queryMs: env.DATABASE_QUERY_TIMEOUT_MS },
     clickhouse: env.CLICKHOUSE_URL
       ? { url: env.CLICKHOUSE_URL, username: env.CLICKHOUSE_USER, password: env.CLICKHOUSE_PASSWORD, database: env.CLICKHOUSE_DATABASE }
       : undefined,
@@ -72,6 +84,9 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
     // With ClickHouse a server, other instances may have acknowledged a start this one cannot see yet: a steps or
     // finish call that misses a run that young looks again for up to a flush interval before its 404.
     ingestMissRetryMs: env.CLICKHOUSE_URL ? env.INGEST_FLUSH_INTERVAL_MS : 0,
+    otlpAssemblySeconds: env.OTLP_ASSEMBLY_SECONDS,
+    otlpDecodeWorkers: env.OTLP_DECODE_WORKERS,
+    priceTableFile: env.PRICE_TABLE_FILE,
     loopThresholds: {
       repeat: env.LOOP_REPEAT_THRESHOLD,
       repeatedErrors: env.LOOP_ERROR_THRESHOLD,
@@ -82,6 +97,7 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
     alertEvalIntervalSeconds: env.ALERT_EVAL_INTERVAL,
     webhookDenyPrivate: env.WEBHOOK_DENY_PRIVATE,
     publicUrl: env.PUBLIC_URL,
+    shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
   };
 }
 

@@ -17,11 +17,16 @@ function sixteenRandomBytes(): Buffer {
   return block.subarray(used - 16, used);
 }
 
-export function uuidv7(at: number = Date.now()): string {
-  const bytes = sixteenRandomBytes();
-  bytes.writeUIntBE(at, 0, 6);
-  bytes[6] = (bytes[6] & 0x0f) | 0x70;
+/** Sixteen bytes as an RFC 9562 UUID of `version`: its version and variant bits set, in canonical lower-case text. */
+export function formatUuid(bytes: Buffer, version: number): string {
+  bytes[6] = (bytes[6] & 0x0f) | (version << 4);
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
   const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function uuidv7(at: number = Date.now()): string {
+  const bytes = sixteenRandomBytes();
+  bytes.writeUIntBE(at, 0, 6);
+  return formatUuid(bytes, 7);
 }

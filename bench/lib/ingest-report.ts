@@ -22,6 +22,10 @@ export interface Scenarios {
   batch: Figure;
   endToEnd: Figure;
   engine: Figure;
+  /** OTLP exports, in traces (runs) a second; `spansPerRun` spans each. */
+  otlp: Figure;
+  otlpCeiling: Figure;
+  spansPerRun: number;
 }
 
 const count = (value: number) => Math.round(value).toLocaleString('en-US');
@@ -55,7 +59,7 @@ function ratioLine(label: string, figure: string, reference: string, ratio: numb
   return `- ${label}: ${figure} vs ${reference} = ${percent(ratio)} ${goal}`;
 }
 
-export function printGoals({ ceiling, starts, pairs, batch, endToEnd, engine }: Scenarios): void {
+export function printGoals({ ceiling, starts, pairs, batch, endToEnd, engine, otlp, otlpCeiling, spansPerRun }: Scenarios): void {
   const ceilingRate = requestsPerSecond(ceiling);
   const ceilingText = `ceiling ${count(ceilingRate)} req/s`;
   const engineText = `the engine's bulk insert ${count(engine.runsPerSecond)} runs/s`;
@@ -73,4 +77,8 @@ export function printGoals({ ceiling, starts, pairs, batch, endToEnd, engine }: 
   console.log(ratioLine('batch, end to end (until the summary counts every run)', `${count(endToEnd.runsPerSecond)} runs/s`, engineText, endToEnd.runsPerSecond / engine.runsPerSecond, 0.6));
   console.log(ratioLine('batch, acknowledged', `${count(batch.runsPerSecond)} runs/s`, engineText, batch.runsPerSecond / engine.runsPerSecond, undefined)
     + `; goal ≥ 100,000 runs/s: ${verdict(batch.runsPerSecond >= 100_000)}`);
+  const spans = otlp.runsPerSecond * spansPerRun;
+  const ceilingSpans = otlpCeiling.runsPerSecond * spansPerRun;
+  console.log(ratioLine('OTLP protobuf, acknowledged', `${count(spans)} spans/s`, `the same bodies to the bare ceiling ${count(ceilingSpans)} spans/s`, spans / ceilingSpans, undefined)
+    + `; goal ≥ 50,000 spans/s: ${verdict(spans >= 50_000)}`);
 }

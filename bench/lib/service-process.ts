@@ -17,12 +17,16 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+// Polled often: the footprint bench times the start with it.
+const UP_POLL_MS = 10;
+const UP_TIMEOUT_MS = 30_000;
+
 async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt += 1) {
+  for (const deadline = Date.now() + UP_TIMEOUT_MS; Date.now() < deadline; ) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     const up = await fetch(url).then((res) => res.ok, () => false);
     if (up) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, UP_POLL_MS));
   }
   throw new Error(`server at ${url} did not come up`);
 }
@@ -42,7 +46,7 @@ export function cpuSecondsOf(pid: number): { main: number; others: number } {
 }
 
 export async function startProcess(args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', process.env.BENCH_SERVER_STDOUT ? 'inherit' : 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilUp(`${url}${readyPath}`, child);
   return {
@@ -88,7 +92,7 @@ async function ingestBacklogRows(server: ServerProcess): Promise<number> {
  */
 export async function startRunwatch(dataDir: string, port: number): Promise<ServerProcess> {
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-  const server = await startProcess(['dist/main.js'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }, port, '/readyz');
+  const server = await startProcess([...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), 'dist/main.js'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }, port, '/readyz');
   return { ...server, engineDir: path.join(dataDir, 'clickhouse') };
 }
 

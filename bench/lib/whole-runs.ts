@@ -2,6 +2,7 @@
 import { toClickHouseTime } from '../../src/db/clickhouse';
 import { uuidv7 } from '../../src/ids';
 import { finishedRowOf, mergeSteps, nextVersion, toStepRow, totalsOf } from '../../src/ingest/derive';
+import { loadPriceTable } from '../../src/pricing/prices';
 import type { LoopThresholds } from '../../src/ingest/loops';
 import type { StepInput } from '../../src/ingest/schemas';
 import type { FinishedRunRow, LiveRunRow, StepRow } from '../../src/runs/model';
@@ -40,6 +41,8 @@ export interface StoredRows {
   steps: StepRow[];
 }
 
+const prices = loadPriceTable();
+
 /** The rows the batch endpoint stores for these items, built with the service's own derivations (src/ingest/derive.ts). */
 export function storedRows(projectId: string, items: readonly WholeRunItem[], thresholds: LoopThresholds): StoredRows {
   const rows: StoredRows = { runs: [], steps: [] };
@@ -47,7 +50,7 @@ export function storedRows(projectId: string, items: readonly WholeRunItem[], th
     const id = uuidv7();
     const timestamp = toClickHouseTime(new Date(item.timestamp));
     const version = nextVersion();
-    const steps = item.steps.map((step) => toStepRow(projectId, id, timestamp, step, version));
+    const steps = item.steps.map((step) => toStepRow(projectId, id, timestamp, step, version, prices));
     const totals = totalsOf(mergeSteps([], steps), null, thresholds);
     // A whole run has no live row; the service builds one in memory to carry its start fields, as here.
     const live: LiveRunRow = {

@@ -1,7 +1,7 @@
 // The alert model: allowed values, API shapes (zod) of rules and events, Postgres rows, and the mapping between them.
 // The notifications capability imports these names; keep them stable.
 import { z } from 'zod';
-import { timestampOut, toNullableTimestamp, toTimestamp, uuid } from '../http/schemas';
+import { count, timestampOut, toNullableTimestamp, toTimestamp, uuid } from '../http/schemas';
 import { AGGREGATE_SIGNALS } from '../reports/signals';
 
 export const RULE_CLASSES = ['aggregate', 'per_run'] as const;
@@ -107,31 +107,31 @@ export const alertRuleSchema = z.object({
   class: z.enum(RULE_CLASSES),
   comparator: z.enum(COMPARATORS),
   threshold: z.number(),
-  window_seconds: z.number().int(),
-  for_seconds: z.number().int(),
-  keep_firing_for_seconds: z.number().int(),
-  cooldown_seconds: z.number().int(),
-  min_requests: z.number().int(),
+  window_seconds: count,
+  for_seconds: count,
+  keep_firing_for_seconds: count,
+  cooldown_seconds: count,
+  min_requests: count,
   severity: z.enum(SEVERITIES),
   channel: z.enum(CHANNELS),
   channel_config: z.union([webhookConfigOut, slackConfigOut]),
   enabled: z.boolean(),
   created_at: timestampOut,
-});
+}).meta({ id: 'AlertRule' });
 export type AlertRule = z.infer<typeof alertRuleSchema>;
 
 /** A rule as read back (GET one, list): plus its evaluation state and the last evaluation error. */
 export const alertRuleWithStateSchema = alertRuleSchema.extend({
   state: z.enum(RULE_STATES),
   last_error: z.string().nullable(),
-});
+}).meta({ id: 'AlertRuleWithState' });
 export type AlertRuleWithState = z.infer<typeof alertRuleWithStateSchema>;
 
 export const notificationSchema = z.object({
   status: z.enum(DELIVERY_STATUSES),
-  attempts: z.number().int(),
+  attempts: count,
   last_status_code: z.number().int().nullable(),
-});
+}).meta({ id: 'AlertNotification' });
 
 export const alertEventSchema = z.object({
   id: uuid,
@@ -140,7 +140,7 @@ export const alertEventSchema = z.object({
   state_from: z.string(),
   state_to: z.string(),
   value: z.number().nullable(),
-  sample_count: z.number().int().nullable(),
+  sample_count: count.nullable(),
   threshold: z.number(),
   comparator: z.enum(COMPARATORS),
   window_start: timestampOut.nullable(),
@@ -149,11 +149,11 @@ export const alertEventSchema = z.object({
   reason: z.string().nullable(),
   severity: z.enum(SEVERITIES),
   /** Notifications of this rule held back by the cooldown before this one (per_run rules); 0 otherwise. */
-  suppressed_count: z.number().int(),
+  suppressed_count: count,
   created_at: timestampOut,
   /** null when the event has no delivery (for example a resolved event of a rule with send_resolved false). */
   notification: notificationSchema.nullable(),
-});
+}).meta({ id: 'AlertEvent' });
 export type AlertEvent = z.infer<typeof alertEventSchema>;
 
 // ---- Postgres rows ---------------------------------------------------------------------------------------

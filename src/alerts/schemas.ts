@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { invalidFields, validationError, type ErrorDetail } from '../http/errors';
+import { pagingFields, storedText } from '../http/schemas';
 import {
   CHANNELS, COMPARATORS, RULE_CLASSES, RULE_SIGNALS, SEVERITIES, isAggregateSignal, isPerRunSignal, maskSecret,
   type AlertRuleRow, type Channel, type RuleDefinition, type ChannelConfig, type Comparator, type RuleClass, type RuleSignal,
@@ -41,22 +42,22 @@ export const defaultThreshold = (signal: RuleSignal): number | undefined => DEFA
 // ---- request bodies --------------------------------------------------------------------------------------
 
 const seconds = (max: number) => z.number().int().min(0).max(max);
-const httpUrl = z
-  .string()
+const httpUrl = storedText()
   .max(2048)
   .pipe(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }));
-export const agentName = z.string().min(1).max(200);
+export const agentName = storedText().min(1).max(200);
 
 const ruleFields = {
-  name: z.string().trim().min(1).max(200),
+  name: storedText().trim().min(1).max(200),
   class: z.enum(RULE_CLASSES),
   signal: z.enum(RULE_SIGNALS),
   comparator: z.enum(COMPARATORS),
-  threshold: z.number(),
+  threshold: z.number().min(0, 'must be at least 0').describe('at most 1 for completion_rate, failure_rate, loop_rate and loop_detected'),
   agent_name: agentName.nullable(),
-  window_seconds: seconds(LIMITS.windowSeconds.max),
-  for_seconds: seconds(LIMITS.holdSeconds.max),
-  keep_firing_for_seconds: seconds(LIMITS.holdSeconds.max),
+  // Which values a rule takes depends on its class (checkClassFields): the bounds of both are described.
+  window_seconds: seconds(LIMITS.windowSeconds.max).describe('60 to 2592000 (30 days) for an aggregate rule; 0 for a per_run rule'),
+  for_seconds: seconds(LIMITS.holdSeconds.max).describe('0, or 60 to 86400 for an aggregate rule; 0 for a per_run rule'),
+  keep_firing_for_seconds: seconds(LIMITS.holdSeconds.max).describe('0, or 60 to 86400 for an aggregate rule; 0 for a per_run rule'),
   cooldown_seconds: seconds(LIMITS.cooldownSeconds.max),
   min_requests: z.number().int().min(0).max(LIMITS.minRequests.max),
   severity: z.enum(SEVERITIES),
@@ -81,11 +82,11 @@ export const createRuleBody = z.strictObject({
   cooldown_seconds: ruleFields.cooldown_seconds.optional(),
   min_requests: ruleFields.min_requests.optional(),
   enabled: ruleFields.enabled.optional(),
-});
+}).meta({ id: 'AlertRuleCreate' });
 export type CreateRuleInput = z.infer<typeof createRuleBody>;
 
 // PATCH replaces the mutable fields sent: any field of a create, none required.
-export const patchRuleBody = createRuleBody.partial();
+export const patchRuleBody = createRuleBody.partial().meta({ id: 'AlertRulePatch' });
 export type PatchRuleInput = z.infer<typeof patchRuleBody>;
 
 export const draftRuleBody = z.strictObject({
@@ -95,17 +96,16 @@ export const draftRuleBody = z.strictObject({
   agent_name: ruleFields.agent_name.optional(),
   window_seconds: z.number().int().min(LIMITS.windowSeconds.min).max(LIMITS.windowSeconds.max).optional(),
   min_requests: ruleFields.min_requests.optional(),
-});
+}).meta({ id: 'AlertRuleDraft' });
 export type DraftRuleInput = z.infer<typeof draftRuleBody>;
 
 export const eventsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(1000).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pagingFields(50),
 });
 
 const webhookConfigIn = z.strictObject({
   url: httpUrl,
-  secret: z.string().min(16, 'must be at least 16 characters').max(512).optional(),
+  secret: storedText().min(16, 'must be at least 16 characters').max(512).optional(),
   send_resolved: z.boolean().optional(),
 });
 const slackConfigIn = z.strictObject({ webhook_url: httpUrl, send_resolved: z.boolean().optional() });
@@ -121,15 +121,14 @@ export interface ResolvedRule {
 /** `whsec_` + 32 random bytes in base64 (the Standard Webhooks secret format). */
 export const generateWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
-/** Threshold of a signal: the sent one, else the signal's default; rates in [0, 1], others ≥ 0. */
+/** Threshold of a signal: the sent one (≥ 0, as the body's schema takes it), else the signal's default; rates at most 1. */
 export function checkThreshold(signal: RuleSignal, threshold: number | undefined, details: ErrorDetail[]): number {
   const value = threshold ?? defaultThreshold(signal);
   if (value === undefined) {
     details.push({ path: 'threshold', message: `is required for signal ${signal}` });
     return 0;
   }
-  if (RATE_SIGNALS.has(signal) && (value < 0 || value > 1)) details.push({ path: 'threshold', message: `must be in [0, 1] for signal ${signal}` });
-  else if (value < 0) details.push({ path: 'threshold', message: 'must be at least 0' });
+  if (RATE_SIGNALS.has(signal) && value > 1) details.push({ path: 'threshold', message: `must be in [0, 1] for signal ${signal}` });
   return value;
 }
 

@@ -3,7 +3,7 @@
 import type { Clock } from '../clock';
 import type { PostgresStore, Sql } from '../db/postgres';
 import { AppError, invalidFields, notFound } from '../http/errors';
-import { scopeKey, type SignalReadings, type SignalScope } from '../reports/signals';
+import type { AggregateSignal, SignalReading, SignalReadings, SignalScope } from '../reports/signals';
 import { nextEventId as nextId, recordResolution } from './episodes';
 import {
   compare, isPerRunSignal, scopeLabel, toAlertEvent, toAlertRule, toAlertRuleWithState,
@@ -22,10 +22,13 @@ export interface SignalSource {
   readSignals(projectId: string, scopes: readonly SignalScope[], at: Date): Promise<Map<string, SignalReadings>>;
 }
 
+/** Reads one signal of one scope over [at − window, at) for a project: the preview's reading. */
+export type ReadSignal = (projectId: string, scope: SignalScope, signal: AggregateSignal, at: Date) => Promise<SignalReading>;
+
 export interface AlertRuleServiceDependencies {
   pg: PostgresStore;
   clock: Clock;
-  signals: SignalSource;
+  readSignal: ReadSignal;
   /** WEBHOOK_DENY_PRIVATE: refuse notification URLs on private or loopback addresses. */
   denyPrivateUrls: boolean;
   /** Told after a project's rules were written, so that what caches them reads them anew. */
@@ -47,7 +50,7 @@ interface EventWithDeliveryRow extends AlertEventRow {
   delivery_last_status_code: number | null;
 }
 
-export function alertRuleService({ pg, clock, signals, denyPrivateUrls, rulesChanged }: AlertRuleServiceDependencies) {
+export function alertRuleService({ pg, clock, readSignal, denyPrivateUrls, rulesChanged }: AlertRuleServiceDependencies) {
   async function requireProject(sql: Sql, orgId: string, projectId: string): Promise<void> {
     const [row] = await sql.query(q.SELECT_PROJECT_OF_ORG, [orgId, projectId]);
     if (!row) throw notFound('project');
@@ -169,8 +172,7 @@ export function alertRuleService({ pg, clock, signals, denyPrivateUrls, rulesCha
       if (details.length > 0) throw invalidFields(details);
       const scope: SignalScope = { agentName: draft.agent_name ?? null, windowSeconds: draft.window_seconds ?? DEFAULTS.windowSeconds };
       const minRequests = draft.min_requests ?? DEFAULTS.minRequests;
-      const readings = await signals.readSignals(projectId, [scope], clock.now());
-      const reading = readings.get(scopeKey(scope))?.[signal] ?? { value: 0, sampleCount: 0 };
+      const reading = await readSignal(projectId, scope, signal, clock.now());
       const value = reading.sampleCount === 0 ? 0 : reading.value;
       return {
         value,

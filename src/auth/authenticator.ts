@@ -22,7 +22,13 @@ function bearerToken(req: Request): string | undefined {
 function cookieToken(req: Request): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [name, ...value] = part.trim().split('=');
-    if (name === SESSION_COOKIE) return decodeURIComponent(value.join('='));
+    if (name !== SESSION_COOKIE) continue;
+    // A cookie that is not valid percent-encoding is no session (401), not a malformed path (400).
+    try {
+      return decodeURIComponent(value.join('='));
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }

@@ -60,11 +60,18 @@ export function isInputError(error: unknown): boolean {
 }
 
 /**
- * Every ClickHouse failure is a 503: the store could not answer (unreachable, or a table it cannot serve),
- * and the request may be retried. The cause goes to the log with the 503, never into the response.
+ * A ClickHouse failure is a 503 — the store could not answer (unreachable, or a table it cannot serve), and the
+ * request may be retried — unless an insert's data is what the engine refused, which no retry can change: a 400.
+ * (A query's or a command's refused value is the service's own bug, left a 503 with its cause in the log.) The
+ * cause never goes into the response.
  */
-function toStoreError(error: unknown, queryName: string): Error {
+function toStoreError(error: unknown, queryName: string, refusedDataIsInput = false): Error {
   const code = String((error as { code?: unknown }).code ?? '');
+  if (refusedDataIsInput && INPUT_CODES.has(code)) {
+    const refused = new AppError(400, 'validation_failed', `the store refused a value of this request (${queryName})`);
+    refused.cause = error;
+    return refused;
+  }
   if (LIMIT_CODES.has(code)) {
     return new AppError(503, 'unavailable', `query ${queryName} exceeded its time or memory limit; narrow the window and retry`, [], {
       'Retry-After': '5',
@@ -118,7 +125,7 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
         },
       });
     } catch (error) {
-      throw toStoreError(error, `insert into ${table}`);
+      throw toStoreError(error, `insert into ${table}`, true);
     }
   }
 

@@ -1,9 +1,11 @@
 // The Postgres store: one small interface over a real server (pg) or the embedded engine (PGlite).
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { StoreUnavailableError } from '../http/errors';
+import { AppError, StoreUnavailableError } from '../http/errors';
+import { copyTemplate } from './pglite-template';
 
 export interface Sql {
   /** Runs one parameterized statement ($1, $2, …) and returns its rows. */
@@ -16,20 +18,40 @@ export interface PostgresStore extends Sql {
   close(): Promise<void>;
 }
 
-// SQLSTATE classes that mean "the server is not there or not accepting work", as opposed to a bad statement.
-const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-3])/;
-const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH']);
+/** How long a call waits on a Postgres server: for a connection, and for a statement's answer. */
+export interface PostgresTimeouts {
+  connectMs: number;
+  queryMs: number;
+}
 
-function toStoreError(error: unknown): unknown {
+// Postgres could not be reached or did not answer: network errors, pg's timeouts and lost connections, PGlite
+// closed (during a stop).
+const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH']);
+const NO_ANSWER_MESSAGE = /timeout|terminated|PGlite is clos/i;
+// Postgres answered that it cannot do the work now, as opposed to a bad statement: connection exceptions (08),
+// insufficient resources (53: a full disk, out of memory, too many connections), a statement cancelled by
+// statement_timeout (57014), shutdowns (57P01–57P03), failures of the system under it (58: I/O, missing files), and
+// failures on one of its own files whatever SQLSTATE the errno got (a read-only directory is 42501, "insufficient
+// privilege").
+const CANNOT_WORK_SQLSTATE = /^(08|53|57014|57P0[1-3]|58)/;
+const FILE_FAILURE_MESSAGE = /could not \w+ (file|directory) "/;
+
+/** Why Postgres is unavailable, if that is what the error says; undefined for a bad statement or a bug. */
+function unavailability(error: unknown): string | undefined {
   const code = (error as { code?: string }).code ?? '';
   const message = (error as Error).message ?? '';
-  if (NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code) || /timeout|terminated|Connection terminated/i.test(message)) {
-    // The cause goes to the log with the 503; the client learns only that the store did not answer.
-    const unavailable = new StoreUnavailableError('postgres', 'no answer');
-    unavailable.cause = error;
-    return unavailable;
-  }
-  return error;
+  if (NETWORK_ERRORS.has(code) || NO_ANSWER_MESSAGE.test(message)) return 'no answer';
+  if (CANNOT_WORK_SQLSTATE.test(code) || FILE_FAILURE_MESSAGE.test(message)) return 'it cannot do the work now';
+  return undefined;
+}
+
+function toStoreError(error: unknown): unknown {
+  const reason = error instanceof AppError ? undefined : unavailability(error);
+  if (reason === undefined) return error;
+  // The cause goes to the log with the 503; the client learns only that the store could not serve it.
+  const unavailable = new StoreUnavailableError('postgres', reason);
+  unavailable.cause = error;
+  return unavailable;
 }
 
 async function mapErrors<T>(work: () => Promise<T>): Promise<T> {
@@ -52,12 +74,15 @@ function fromPool(pool: pg.Pool): PostgresStore {
         await client.query('BEGIN');
         const result = await work(over(client));
         await client.query('COMMIT');
+        client.release();
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw toStoreError(error);
-      } finally {
-        client.release();
+        const mapped = toStoreError(error);
+        // A connection that failed is dropped rather than rolled back (a ROLLBACK would wait out another timeout):
+        // the server ends its transaction with it.
+        if (mapped instanceof StoreUnavailableError) client.release(true);
+        else await client.query('ROLLBACK').then(() => client.release(), (rollbackError: Error) => client.release(rollbackError));
+        throw mapped;
       }
     },
     close: () => pool.end(),
@@ -65,21 +90,45 @@ function fromPool(pool: pg.Pool): PostgresStore {
 }
 
 function fromPglite(db: PGlite): PostgresStore {
+  const over = (client: Pick<PGlite, 'query'>): Sql => ({
+    query: (text, params) => mapErrors(async () => (await client.query(text, params as unknown[])).rows as never[]),
+  });
   return {
-    query: async (text, params) => (await db.query(text, params as unknown[])).rows as never[],
-    transaction: (work) => db.transaction((tx) => work({ query: async (text, params) => (await tx.query(text, params as unknown[])).rows as never[] })),
+    ...over(db),
+    transaction: (work) => mapErrors(() => db.transaction((tx) => work(over(tx)))),
     close: () => db.close(),
   };
 }
 
-export async function openPostgres(options: { url?: string; dataDir: string }): Promise<PostgresStore> {
-  if (options.url) {
-    const pool = new pg.Pool({ connectionString: options.url, max: 10, connectionTimeoutMillis: 5000, query_timeout: 30000 });
-    // An idle client losing its server must not crash the process; the next query reports the outage.
-    pool.on('error', () => undefined);
-    return fromPool(pool);
-  }
-  const directory = path.join(options.dataDir, 'postgres');
-  fs.mkdirSync(directory, { recursive: true });
-  return fromPglite(await PGlite.create(directory));
+// The server cancels a slow statement itself (statement_timeout), which keeps its connection usable; the client
+// gives up this much later, only when the server says nothing at all, and drops that connection.
+const SILENT_SERVER_MARGIN_MS = 1000;
+
+function openPool(url: string, { connectMs, queryMs }: PostgresTimeouts): PostgresStore {
+  const pool = new pg.Pool({
+    connectionString: url, max: 10, connectionTimeoutMillis: connectMs, statement_timeout: queryMs, query_timeout: queryMs + SILENT_SERVER_MARGIN_MS,
+  });
+  // An idle client losing its server must not crash the process; the next query reports the outage.
+  pool.on('error', () => undefined);
+  return fromPool(pool);
+}
+
+// What the embedded Postgres reserves, all of it resident from the start: initdb sizes it for a server (128 MB of
+// shared buffers, 100 connections), ~150 MB more than its small tables (accounts, alert rules) need in one
+// connection; the operating system caches their files anyway.
+const PGLITE_SETTINGS = ['shared_buffers=16MB', 'wal_buffers=1MB', 'max_connections=5'];
+
+async function openPglite(dataDir: string): Promise<PostgresStore> {
+  const directory = path.join(dataDir, 'postgres');
+  if (!copyTemplate(directory)) fs.mkdirSync(directory, { recursive: true });
+  // V8 compiles PGlite's WebAssembly with its baseline compiler only: the optimizing tier would keep ~90 MB of code
+  // resident for statements no slower this way (BENCHMARKS.md, footprint). Set before the module is compiled; it
+  // binds WebAssembly alone, which only PGlite uses here.
+  v8.setFlagsFromString('--liftoff-only');
+  const startParams = [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])];
+  return fromPglite(await PGlite.create(directory, { startParams }));
+}
+
+export async function openPostgres(options: { url?: string; dataDir: string; timeouts: PostgresTimeouts }): Promise<PostgresStore> {
+  return options.url ? openPool(options.url, options.timeouts) : openPglite(options.dataDir);
 }

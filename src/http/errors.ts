@@ -2,10 +2,14 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { z } from 'zod';
 
-export type ErrorCode =
-  | 'validation_failed' | 'malformed_json' | 'invalid_id' | 'invalid_window' | 'unsupported_signal'
-  | 'unauthenticated' | 'forbidden' | 'not_found' | 'conflict' | 'payload_too_large'
-  | 'unsupported_media_type' | 'rate_limited' | 'unavailable' | 'internal';
+export const ERROR_CODES = [
+  'validation_failed', 'malformed_json', 'invalid_id', 'invalid_window', 'unsupported_signal',
+  'unauthenticated', 'forbidden', 'not_found', 'conflict', 'payload_too_large',
+  'unsupported_media_type', 'rate_limited', 'unavailable', 'internal',
+  // Requests node's HTTP parser refuses before any route sees them (lean-server.ts, answerClientError).
+  'malformed_request', 'request_timeout', 'request_header_too_large',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export interface ErrorDetail {
   path: string;
@@ -58,12 +62,12 @@ export function validationError(code: 'validation_failed' | 'invalid_id', issues
 
 export const errorSchema = z.object({
   error: z.object({
-    code: z.string(),
+    code: z.enum(ERROR_CODES),
     message: z.string(),
     details: z.array(z.object({ path: z.string(), message: z.string() })),
     request_id: z.string(),
   }),
-});
+}).meta({ id: 'Error' });
 
 export const payloadTooLarge = () => new AppError(413, 'payload_too_large', 'request body is too large');
 export const malformedJson = () => new AppError(400, 'malformed_json', 'request body is not valid JSON');

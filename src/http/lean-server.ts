@@ -1,12 +1,14 @@
 // The lean transport: routes declared `transport: 'lean'` served straight from node:http, every other request by express.
 // Express's middleware chain (router, body-parser, pino-http's per-request logging) costs more than the ingest
 // handlers themselves; this serves the same declarations with the same checks, errors and order of checks.
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { maxHeaderSize, STATUS_CODES, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { errorBody, malformedJson, payloadTooLarge, toAppError } from './errors';
+import { AppError, errorBody, malformedJson, payloadTooLarge, toAppError } from './errors';
 import { assignRequestId, logLevelFor } from './request-log';
-import { hasBody, runRoute, type MountOptions, type RouteDefinition } from './route';
+import { codecMediaType, hasBody, runRoute, type MountOptions, type RouteDefinition } from './route';
 
 export interface LeanOptions extends MountOptions {
   log: Logger;
@@ -40,14 +42,20 @@ function toLeanRoute(route: RouteDefinition, defaultBodyLimit: number): LeanRout
   return { route, method: route.method.toUpperCase(), ...compilePath(route.path), bodyLimit: route.bodyLimit ?? defaultBodyLimit };
 }
 
-// The request shapes this server reads itself: JSON in UTF-8, not compressed. Anything else (a gzip body, another
-// charset or media type) goes to express, which decodes it or answers 415 as for any route.
+// The request shapes this server reads itself: JSON in UTF-8, or a media type of the route's codec, not compressed.
+// Anything else (a gzip body, another charset or media type) goes to express, which decodes it or answers 415.
 const PLAIN_JSON = /^application\/json\s*(;\s*charset="?utf-8"?\s*)?$/i;
 
-function isPlainJson(req: IncomingMessage): boolean {
+const isUncompressed = (req: IncomingMessage) => {
   const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
-  return !hasBody(req) || PLAIN_JSON.test(req.headers['content-type'] ?? '');
+  return encoding === undefined || encoding.toLowerCase() === 'identity';
+};
+
+/** The media type this server reads the request's body as: JSON, one of the route's codec, or none it reads. */
+function mediaTypeOf(req: IncomingMessage, route: RouteDefinition): string | undefined {
+  if (!isUncompressed(req)) return undefined;
+  if (route.codec) return codecMediaType(req, route.codec);
+  return !hasBody(req) || PLAIN_JSON.test(req.headers['content-type'] ?? '') ? 'application/json' : undefined;
 }
 
 
@@ -92,6 +100,10 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) }).end(json);
 }
 
+function sendEncoded(res: ServerResponse, status: number, body: Buffer, mediaType: string): void {
+  res.writeHead(status, { 'Content-Type': mediaType, 'Content-Length': body.length }).end(body);
+}
+
 function splitUrl(url: string): { path: string; search: string } {
   const question = url.indexOf('?');
   return question < 0 ? { path: url, search: '' } : { path: url.slice(0, question), search: url.slice(question + 1) };
@@ -117,15 +129,20 @@ export function leanListener(routes: readonly RouteDefinition[], options: LeanOp
     log[level](line, error === undefined ? 'request completed' : 'request errored');
   }
 
-  async function serve(lean: LeanRoute, match: RegExpExecArray, search: string, req: IncomingMessage, res: ServerResponse) {
+  async function serve(lean: LeanRoute, mediaType: string, match: RegExpExecArray, search: string, req: IncomingMessage, res: ServerResponse) {
     const startedAt = Date.now();
     const requestId = assignRequestId(req, res);
     try {
-      // The same order of checks as on express: path decoding, body size and JSON, then runRoute's.
+      // The same order of checks as on express: path decoding, body size and decoding, then runRoute's.
       const params = Object.fromEntries(lean.paramNames.map((name, i) => [name, decodeURIComponent(match[i + 1])]));
-      const body = parseJson(await readBody(req, lean.bodyLimit));
-      const { status, result } = await runRoute(lean.route, options, { params, query: querystring.parse(search), body }, req, res);
-      send(res, status, status === 204 ? undefined : result);
+      const { codec } = lean.route;
+      const raw = await readBody(req, lean.bodyLimit);
+      const input = codec
+        ? { body: undefined, encoded: { body: raw ?? Buffer.alloc(0), mediaType } }
+        : { body: parseJson(raw) };
+      const { status, result } = await runRoute(lean.route, options, { params, query: querystring.parse(search), ...input }, req, res);
+      if (codec) sendEncoded(res, status, codec.encode(result, mediaType), mediaType);
+      else send(res, status, status === 204 ? undefined : result);
       logRequest(req, res, requestId, startedAt);
     } catch (error) {
       const mapped = toAppError(error);
@@ -135,16 +152,45 @@ export function leanListener(routes: readonly RouteDefinition[], options: LeanOp
   }
 
   return (req, res) => {
-    if (isPlainJson(req)) {
-      const { path, search } = splitUrl(req.url ?? '/');
-      for (const lean of leanRoutes) {
-        const match = lean.method === req.method ? lean.pattern.exec(path) : null;
-        if (match) {
-          void serve(lean, match, search, req, res);
-          return;
-        }
+    const { path, search } = splitUrl(req.url ?? '/');
+    for (const lean of leanRoutes) {
+      const match = lean.method === req.method ? lean.pattern.exec(path) : null;
+      const mediaType = match ? mediaTypeOf(req, lean.route) : undefined;
+      if (match && mediaType) {
+        void serve(lean, mediaType, match, search, req, res);
+        return;
       }
     }
     fallback(req, res);
   };
+}
+
+/** What node's HTTP parser refuses before any listener sees a request, by its error code; anything else is a 400. */
+const clientErrors: Record<string, () => AppError> = {
+  HPE_HEADER_OVERFLOW: () => new AppError(431, 'request_header_too_large', `the request line and headers are over ${maxHeaderSize} bytes`),
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: payloadTooLarge,
+  ERR_HTTP_REQUEST_TIMEOUT: () => new AppError(408, 'request_timeout', 'the request was not received in time'),
+};
+const malformedRequest = () => new AppError(400, 'malformed_request', 'the request is not valid HTTP');
+
+/**
+ * The server's `clientError` listener: what node would answer bare (431, 408, 400), in the contract's error body,
+ * then the connection closes. No request was parsed, so its request id is a new one. A socket that cannot take an
+ * answer, or whose response to an earlier request is being written (as node itself decides), is destroyed.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  const answering = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const mapped = (clientErrors[error.code ?? ''] ?? malformedRequest)();
+  const requestId = randomUUID();
+  const json = JSON.stringify(errorBody(mapped, requestId));
+  const answer = [
+    `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status]}`, 'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(json)}`, `X-Request-Id: ${requestId}`, 'Connection: close', '', json,
+  ].join('\r\n');
+  // Closed once the answer is out, whatever the client still sends (its parser has failed).
+  socket.end(answer, () => socket.destroy());
 }

@@ -50,6 +50,22 @@ export interface Authenticator {
 
 type AnyObjectSchema = z.ZodType<Record<string, unknown>>;
 
+/** A body in media types other than JSON (OTLP's protobuf): decoded to what `body` validates; the response encoded alike. */
+export interface BodyCodec {
+  /** The media types taken, lower case, without parameters; any other gets 415. */
+  mediaTypes: readonly string[];
+  /**
+   * The body as the value `body` validates; throws (or rejects with) a 400 AppError when it does not decode. It may
+   * work off the event loop and resolve later (OTLP decodes in a worker thread).
+   */
+  decode(body: Buffer, mediaType: string): unknown;
+  /** The success response in the request's media type. */
+  encode(result: unknown, mediaType: string): Buffer;
+}
+
+/** The error statuses a route can answer; each has its response in the OpenAPI document. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 503;
+
 /** The transports a route is served by: express always; hot routes also by the lean node:http server (http/lean-server.ts). */
 export type Transport = 'express' | 'lean';
 
@@ -64,21 +80,37 @@ export interface RouteDefinition<
   method: 'get' | 'post' | 'patch' | 'delete';
   /** Express-style path: `/admin/orgs/:orgID`. */
   path: string;
+  /** The operation's name in the OpenAPI document, and so in the clients generated from it: `listRuns`, `createAlertRule`. */
+  operationId: string;
   summary: string;
   tag: string;
   auth: A;
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The request body as clients send it, for the OpenAPI document, when `body` validates something else: what a
+   * codec decoded (having validated the body against this schema itself), or items checked one by one.
+   */
+  documentedBody?: z.ZodType;
   /** The success body; omitted for 204 responses. */
   response?: R;
   status?: 200 | 201 | 204;
-  /** Body size limit in bytes; defaults to the service's general limit. */
+  /** Headers of the success response besides X-Request-Id (which every response has), for the OpenAPI document. */
+  responseHeaders?: Record<string, z.ZodType>;
+  /**
+   * Error statuses the handler answers beyond those the declaration implies (openapi.ts): a conflict's 409, a
+   * failed login's 401, a public route's store outage 503.
+   */
+  errors?: readonly ErrorStatus[];
+  /** Body size limit in bytes (of the decompressed body); defaults to the service's general limit. */
   bodyLimit?: number;
+  /** Bodies in other media types than JSON, and responses in the request's. */
+  codec?: BodyCodec;
   /**
    * 'lean': also served by the lean node:http server, without express's middleware; its handler then sees node's own
-   * request and response, and it takes no guard. Unusual requests to it (compressed bodies, other charsets) still go
-   * to express.
+   * request and response, and it takes no guard. Unusual requests to it (compressed bodies, other charsets or media
+   * types) still go to express.
    */
   transport?: T;
   /** Runs before anything else, for rate limits; throws an AppError to refuse. */
@@ -113,6 +145,12 @@ export interface MountOptions {
 }
 
 const noBodyMethods = new Set(['GET', 'HEAD', 'DELETE']);
+
+/** The request's media type when the codec takes it (lower case, without parameters); else undefined. */
+export function codecMediaType(req: IncomingMessage, codec: BodyCodec): string | undefined {
+  const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return codec.mediaTypes.includes(mediaType) ? mediaType : undefined;
+}
 
 export function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -155,7 +193,9 @@ function parseOrThrow<T>(schema: z.ZodType<T> | undefined, value: unknown, code:
 export interface RawInput {
   params: unknown;
   query: unknown;
+  /** The parsed JSON body; or, for a route with a codec, the raw body and its media type, decoded once the caller is known. */
   body: unknown;
+  encoded?: { body: Buffer; mediaType: string };
 }
 
 /**
@@ -166,7 +206,9 @@ export async function runRoute(route: RouteDefinition, options: MountOptions, ra
   const params = parseOrThrow(route.params, raw.params, 'invalid_id', []);
   const caller = await identify(route, req, options.authenticator, params);
   const query = parseOrThrow(route.query, raw.query, 'validation_failed', []);
-  const body = route.body ? parseOrThrow(route.body, raw.body, 'validation_failed', []) : undefined;
+  // A codec's decoding is work (OTLP's, a worker's): only a known caller's body is decoded.
+  const sent = raw.encoded && route.codec ? await route.codec.decode(raw.encoded.body, raw.encoded.mediaType) : raw.body;
+  const body = route.body ? parseOrThrow(route.body, sent, 'validation_failed', []) : undefined;
   // A lean route's handler is typed for node's request and response, an express route's for express's.
   const result = await route.handler({ params, query, body, caller: caller as never, req: req as never, res: res as never });
   const status = route.status ?? 200;
@@ -185,13 +227,30 @@ function toHandler(route: RouteDefinition, options: MountOptions): RequestHandle
   };
 }
 
+/** A route with a codec: its body read raw (and decompressed), decoded for its media type once the caller is known, answered in the same. */
+function toCodecHandler(route: RouteDefinition, codec: BodyCodec, options: MountOptions): RequestHandler {
+  return async (req, res) => {
+    const mediaType = codecMediaType(req, codec);
+    if (!mediaType) {
+      throw new AppError(415, 'unsupported_media_type', `request body must be one of ${codec.mediaTypes.join(', ')}`);
+    }
+    const encoded = { body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), mediaType };
+    const { status, result } = await runRoute(route, options, { params: req.params, query: req.query, body: undefined, encoded }, req, res);
+    res.status(status).type(mediaType).send(codec.encode(result, mediaType));
+  };
+}
+
 export function mountRoutes(app: Express, routes: readonly RouteDefinition[], options: MountOptions): void {
   for (const route of routes) {
     const guard: RequestHandler = (req, _res, next) => {
       route.guard?.(req);
       next();
     };
-    const parseJson = express.json({ limit: route.bodyLimit ?? options.bodyLimitBytes, type: () => true });
-    app[route.method](route.path, guard, requireJson, parseJson, toHandler(route, options));
+    const limit = route.bodyLimit ?? options.bodyLimitBytes;
+    if (route.codec) {
+      app[route.method](route.path, guard, express.raw({ limit, type: () => true }), toCodecHandler(route, route.codec, options));
+      continue;
+    }
+    app[route.method](route.path, guard, requireJson, express.json({ limit, type: () => true }), toHandler(route, options));
   }
 }

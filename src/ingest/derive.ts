@@ -4,6 +4,7 @@ import {
   DEFAULT_TERMINATION_REASON,
   type FinishedRunRow, type LiveRunRow, type RunTotals, type Step, type StepRow,
 } from '../runs/model';
+import type { PriceTable } from '../pricing/prices';
 import { detectLoop, type LoopThresholds } from './loops';
 import type { FinishInput, StepInput } from './schemas';
 
@@ -15,13 +16,41 @@ export function nextVersion(): number {
   return lastVersion;
 }
 
-/** A step's row; `runTimestamp` is the run's start in ClickHouse's text, converted once for all of a run's steps. */
-export function toStepRow(projectId: string, runId: string, runTimestamp: string, step: StepInput, version: number): StepRow {
+/** A step as the ingest paths hand it over: OTLP also knows how many input tokens came from the provider's cache. */
+export type StepFields = StepInput & { cached_input_tokens?: number };
+
+/**
+ * What an llm step cost: as sent, else priced from its model and token counts (contract §4), else unknown. A model
+ * the table does not know costs 0.
+ */
+function costOf(step: Omit<StepFields, 'index'>, prices: PriceTable): number | null {
+  if (step.cost_usd !== undefined && step.cost_usd !== null) return step.cost_usd;
+  const inputTokens = step.input_tokens ?? 0;
+  const outputTokens = step.output_tokens ?? 0;
+  if (step.type !== 'llm' || !step.model || inputTokens + outputTokens === 0) return null;
+  return prices.costOf(step.model, { inputTokens, outputTokens, cachedInputTokens: step.cached_input_tokens });
+}
+
+/** The total tokens of a step: as sent, else the sum of its input and output tokens when either was sent. */
+function tokensOf(step: Omit<StepFields, 'index'>): number | null {
+  if (step.tokens !== undefined && step.tokens !== null) return step.tokens;
+  if (step.input_tokens === undefined && step.output_tokens === undefined) return null;
+  return (step.input_tokens ?? 0) + (step.output_tokens ?? 0);
+}
+
+/**
+ * A step's row; `runTimestamp` is the run's start in ClickHouse's text, converted once for all of a run's steps.
+ * `index` is the step's own, unless given (steps assembled from spans are indexed by their order).
+ */
+export function toStepRow(
+  projectId: string, runId: string, runTimestamp: string, step: Omit<StepFields, 'index'> & { index?: number }, version: number, prices: PriceTable,
+  index = step.index!,
+): StepRow {
   return {
     project_id: projectId,
     run_timestamp: runTimestamp,
     run_id: runId,
-    index: step.index,
+    index,
     version,
     type: step.type,
     name: step.name ?? null,
@@ -29,8 +58,10 @@ export function toStepRow(projectId: string, runId: string, runTimestamp: string
     model: step.model ?? null,
     input: step.input ?? '',
     output: step.output ?? '',
-    tokens: step.tokens ?? null,
-    cost_usd: step.cost_usd ?? null,
+    tokens: tokensOf(step),
+    input_tokens: step.input_tokens ?? null,
+    output_tokens: step.output_tokens ?? null,
+    cost_usd: costOf(step, prices),
     started_at: step.started_at ? toClickHouseTime(step.started_at) : null,
     duration_ms: step.duration_ms ?? null,
     error: step.error ?? null,
@@ -58,6 +89,18 @@ export function totalsOf(steps: readonly CountedStep[], earlierLoopIndex: number
     total_cost_usd: steps.reduce((sum, step) => sum + Number(step.cost_usd ?? 0), 0),
     tool_calls: toolSteps.length,
     tool_names: [...new Set(toolSteps.map((step) => step.tool_name ?? ''))],
+  };
+}
+
+/** A run's live row: its start fields and its totals so far. Fields are listed, not spread: every start builds one. */
+export function liveRowOf(
+  projectId: string, id: string, timestamp: string, start: { agent_name: string; input?: string; metadata?: number[] }, totals: RunTotals,
+): LiveRunRow {
+  return {
+    project_id: projectId, timestamp, id, version: 0, finished: 0,
+    agent_name: start.agent_name, input: start.input ?? '', metadata: start.metadata ?? [],
+    loop_detected: totals.loop_detected, loop_step_index: totals.loop_step_index, total_steps: totals.total_steps,
+    total_tokens: totals.total_tokens, total_cost_usd: totals.total_cost_usd, tool_calls: totals.tool_calls, tool_names: totals.tool_names,
   };
 }
 

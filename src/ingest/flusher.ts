@@ -1,11 +1,12 @@
 // The flusher: moves the log's sealed segments into ClickHouse in big inserts, oldest first, one insert per table
-// at a time, and deletes each segment once all its rows are stored. Each insert carries a deterministic
+// at a time (in the order of STORE_ORDER), and deletes each segment once all its rows are stored. Each insert carries a deterministic
 // deduplication token (segment, table, chunk), so a segment inserted again after a crash is not stored twice.
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { isInputError, type ClickHouseStore } from '../db/clickhouse';
 import type { IngestLog, SealedSegment } from './log';
-import { linesByTable, RUN_TABLES, type RunTable } from './records';
+import { linesByTable, type RunTable } from './records';
+import { deleteReplaced, insertLines, STORE_ORDER } from './store-lines';
 
 // ClickHouse refuses an insert spanning more partitions than max_partitions_per_insert_block (100 by default):
 // a segment's rows are inserted in chunks of at most this many partitions, so that any mix of dates lands.
@@ -67,30 +68,39 @@ export class Flusher {
   private async flushSegment(segment: SealedSegment): Promise<void> {
     const startedAt = Date.now();
     const tables = linesByTable(await this.options.log.readSegment(segment));
-    // The tables are independent: each gets its inserts one at a time, all three at once.
-    await Promise.all([...tables].map(async ([table, partitions]) => {
-      const chunks = chunksOf(partitions);
-      for (const [i, lines] of chunks.entries()) await this.insertIsolating(table, lines, `${segment.name}/${table}/${i}`);
-    }));
+    // Within a group the tables are independent: each gets its inserts one at a time, all at once.
+    for (const group of STORE_ORDER) {
+      await Promise.all(group.map(async (table) => {
+        const chunks = chunksOf(tables.get(table) ?? new Map());
+        for (const [i, lines] of chunks.entries()) {
+          const setAside = new Set(await this.insertIsolating(table, lines, `${segment.name}/${table}/${i}`));
+          // Outside the isolating inserts: a failed deletion is retried with the segment, never split into new inserts.
+          // A replacing row set aside replaces nothing: the run keeps its older row.
+          if (table === 'replaced') await deleteReplaced(this.options.ch, lines.filter((line) => !setAside.has(line)));
+        }
+      }));
+    }
     this.options.logger.info({ segment: segment.name, rows: segment.rows, ms: Date.now() - startedAt }, 'ingest log: segment flushed');
   }
 
   /**
    * Inserts lines; when the engine refuses their data, halves them until the refused rows are alone, keeps those
-   * in the dead-letter file and lands the rest. Halving is deterministic, so the halves' tokens are too.
+   * in the dead-letter file and lands the rest. Halving is deterministic, so the halves' tokens are too. Returns the
+   * lines set aside.
    */
-  private async insertIsolating(table: RunTable, lines: string[], token: string): Promise<void> {
+  private async insertIsolating(table: RunTable, lines: string[], token: string): Promise<string[]> {
     try {
-      await this.options.ch.insertLines(table, RUN_TABLES[table].columns, lines, { deduplicationToken: token });
+      await insertLines(this.options.ch, table, lines, { deduplicationToken: token });
+      return [];
     } catch (error) {
       if (!isInputError(error)) throw error;
       if (lines.length === 1) {
         this.deadLetter(table, lines[0], error, token);
-        return;
+        return lines;
       }
       const half = Math.ceil(lines.length / 2);
-      await this.insertIsolating(table, lines.slice(0, half), `${token}.0`);
-      await this.insertIsolating(table, lines.slice(half), `${token}.1`);
+      const setAside = await this.insertIsolating(table, lines.slice(0, half), `${token}.0`);
+      return [...setAside, ...(await this.insertIsolating(table, lines.slice(half), `${token}.1`))];
     }
   }
 

@@ -1,7 +1,7 @@
 // The head: the latest state of every run with writes not yet in ClickHouse, and their steps, in memory. A steps
 // or finish call finds here a run acknowledged a millisecond ago; once the flusher has stored a run's writes, the
 // run leaves the head and is read from ClickHouse again. Rebuilt from the log at start-up.
-import type { FinishedRunRow, LiveRunRow, StepRow } from '../runs/model';
+import type { FinishedRunRow, LiveRunRow, StepRow, VersionedRunRow } from '../runs/model';
 import { isFinished, runIdentity as identity, type LatestRunRow, type RunKey } from '../runs/store';
 import type { RunWrite } from './records';
 
@@ -13,14 +13,17 @@ interface HeadRun {
   lsn: number;
 }
 
+/** A finished row's version: 0, but on a row that replaces an earlier one (an assembled run written again). */
+const versionOf = (row: FinishedRunRow) => Number((row as Partial<VersionedRunRow>).version ?? 0);
+
 /**
- * Which of two states of a run is the later: a finished row over any live row; among live rows the higher version.
- * A live row marked finished (a tombstone) is no state the head can answer with: the run's finished row is
- * elsewhere, so it is never kept as the latest.
+ * Which of two states of a run is the later: a finished row over any live row; among rows of one kind the higher
+ * version. A live row marked finished (a tombstone) is no state the head can answer with: the run's finished row
+ * is elsewhere, so it is never kept as the latest.
  */
 function later(current: LatestRunRow | undefined, incoming: LiveRunRow | FinishedRunRow): LatestRunRow | undefined {
   if (!current) return 'finished' in incoming && incoming.finished ? undefined : incoming;
-  if (isFinished(current)) return current;
+  if (isFinished(current)) return isFinished(incoming) && versionOf(incoming) > versionOf(current) ? incoming : current;
   if (isFinished(incoming)) return incoming;
   if (incoming.finished) return current;
   return Number(incoming.version) >= Number(current.version) ? incoming : current;
@@ -29,8 +32,8 @@ function later(current: LatestRunRow | undefined, incoming: LiveRunRow | Finishe
 export class RunHead {
   private readonly runs = new Map<string, HeadRun>();
 
-  private entry(projectId: string, clickHouseTime: string, id: string, lsn: number): HeadRun {
-    const key = identity(projectId, clickHouseTime, id);
+  /** The run of a key (runIdentity), made when the head has none; the write `lsn` touches it. */
+  private entry(key: string, lsn: number): HeadRun {
     let run = this.runs.get(key);
     if (!run) {
       run = { latest: undefined, steps: undefined, lsn };
@@ -42,18 +45,19 @@ export class RunHead {
 
   /** Takes in an acknowledged write. */
   apply(write: RunWrite, lsn: number): void {
-    for (const row of write.live) {
-      const run = this.entry(row.project_id, row.timestamp, row.id, lsn);
-      run.latest = later(run.latest, row);
-    }
-    for (const row of write.finished) {
-      const run = this.entry(row.project_id, row.timestamp, row.id, lsn);
-      run.latest = later(run.latest, row);
+    for (const rows of [write.live, write.finished, write.replaced]) {
+      for (const row of rows) {
+        const run = this.entry(identity(row.project_id, row.timestamp, row.id), lsn);
+        run.latest = later(run.latest, row);
+      }
     }
     for (const step of write.steps) {
-      const run = this.entry(step.project_id, step.run_timestamp, step.run_id, lsn);
-      // Only a running run's steps are ever read back from here (to total the next steps call's).
-      if (run.latest && isFinished(run.latest)) continue;
+      // Only a running run's steps are ever read back from here (to total the next steps call's); a finished run's
+      // are not kept (a run assembled from spans comes finished, with all its steps in the same write).
+      const key = identity(step.project_id, step.run_timestamp, step.run_id);
+      const known = this.runs.get(key);
+      if (known?.latest && isFinished(known.latest)) continue;
+      const run = this.entry(key, lsn);
       run.steps ??= new Map();
       const current = run.steps.get(step.index);
       if (!current || Number(step.version) >= Number(current.version)) run.steps.set(step.index, step);

@@ -1,14 +1,28 @@
 // A write of the ingest path as one record of the log: the rows it adds to each run table, already encoded as the
 // JSONCompactEachRow lines the flusher inserts, so that a row is serialised once, when it is acknowledged.
 import { encodeRows } from '../db/clickhouse';
-import type { FinishedRunRow, LiveRunRow, StepRow } from '../runs/model';
+import type { FinishedRunRow, LiveRunRow, StepRow, VersionedRunRow } from '../runs/model';
+
+/** The spans of a trace being assembled (OTLP) that one export added, as `otlp_traces` keeps them. */
+export interface TraceRow {
+  received_at: string;
+  project_id: string;
+  trace_id: string;
+  /** How many spans this row leaves waiting for their agent, less how many waiting ones it places. */
+  open_spans: number;
+  /** The spans as the trace's assembly reads them back (JSON). */
+  spans: string;
+}
 
 /** The rows one ingest call adds: acknowledged, flushed and replayed whole. */
 export interface RunWrite {
   projectId: string;
   live: LiveRunRow[];
   finished: FinishedRunRow[];
+  /** New rows of finished runs stored before (a span that arrived late): the older rows are deleted once these are in. */
+  replaced: VersionedRunRow[];
   steps: StepRow[];
+  traces: TraceRow[];
 }
 
 // Every column list starts with the row's start time, the table's partition key: the flusher reads a line's
@@ -24,17 +38,25 @@ const FINISHED_COLUMNS = [
 ] as const satisfies readonly (keyof FinishedRunRow)[];
 const STEP_COLUMNS = [
   'run_timestamp', 'project_id', 'run_id', 'index', 'version', 'type', 'name', 'tool_name', 'model', 'input', 'output',
-  'tokens', 'cost_usd', 'started_at', 'duration_ms', 'error',
+  'tokens', 'input_tokens', 'output_tokens', 'cost_usd', 'started_at', 'duration_ms', 'error',
 ] as const satisfies readonly (keyof StepRow)[];
+const REPLACED_COLUMNS = [...FINISHED_COLUMNS, 'version'] as const satisfies readonly (keyof VersionedRunRow)[];
+const TRACE_COLUMNS = ['received_at', 'project_id', 'trace_id', 'open_spans', 'spans'] as const satisfies readonly (keyof TraceRow)[];
 
-export type RunTable = 'live_runs' | 'runs' | 'run_steps';
+/** The kinds of rows a record holds; each is inserted into a table, `replaced` into `runs` (in place of older rows). */
+export type RunTable = 'live_runs' | 'runs' | 'replaced' | 'run_steps' | 'otlp_traces';
 
-/** Each table: its one-letter tag in a record, its columns, and its partition key's length in a line's time text. */
-export const RUN_TABLES: Record<RunTable, { tag: string; columns: readonly string[]; partitionChars: number }> = {
-  // live_runs is partitioned by hour (`2026-11-23 10`), runs and run_steps by month (`2026-11`).
-  live_runs: { tag: 'L', columns: LIVE_COLUMNS, partitionChars: 13 },
-  runs: { tag: 'F', columns: FINISHED_COLUMNS, partitionChars: 7 },
-  run_steps: { tag: 'S', columns: STEP_COLUMNS, partitionChars: 7 },
+/**
+ * Each kind of row: its one-letter tag in a record, the table it goes to, its columns, and its partition key's
+ * length in a line's time text.
+ */
+export const RUN_TABLES: Record<RunTable, { tag: string; table: string; columns: readonly string[]; partitionChars: number }> = {
+  // live_runs is partitioned by hour (`2026-11-23 10`), runs and run_steps by month (`2026-11`), otlp_traces by day.
+  live_runs: { tag: 'L', table: 'live_runs', columns: LIVE_COLUMNS, partitionChars: 13 },
+  runs: { tag: 'F', table: 'runs', columns: FINISHED_COLUMNS, partitionChars: 7 },
+  replaced: { tag: 'R', table: 'runs', columns: REPLACED_COLUMNS, partitionChars: 7 },
+  run_steps: { tag: 'S', table: 'run_steps', columns: STEP_COLUMNS, partitionChars: 7 },
+  otlp_traces: { tag: 'O', table: 'otlp_traces', columns: TRACE_COLUMNS, partitionChars: 10 },
 };
 const TABLE_OF_TAG = new Map(Object.entries(RUN_TABLES).map(([table, { tag }]) => [tag, table as RunTable]));
 
@@ -53,7 +75,9 @@ function appendLines(text: string, tag: string, rows: readonly object[], columns
 export function encodeWrite(write: RunWrite): Buffer {
   let text = appendLines(write.projectId, RUN_TABLES.live_runs.tag, write.live, LIVE_COLUMNS);
   text = appendLines(text, RUN_TABLES.runs.tag, write.finished, FINISHED_COLUMNS);
+  text = appendLines(text, RUN_TABLES.replaced.tag, write.replaced, REPLACED_COLUMNS);
   text = appendLines(text, RUN_TABLES.run_steps.tag, write.steps, STEP_COLUMNS);
+  text = appendLines(text, RUN_TABLES.otlp_traces.tag, write.traces, TRACE_COLUMNS);
   return Buffer.from(text, 'utf8');
 }
 
@@ -89,7 +113,7 @@ export function linesByTable(payloads: readonly Buffer[]): Map<RunTable, Map<str
   return tables;
 }
 
-function rowOf(columns: readonly string[], line: string): Record<string, unknown> {
+export function rowOf(columns: readonly string[], line: string): Record<string, unknown> {
   const values = JSON.parse(line) as unknown[];
   return Object.fromEntries(columns.map((column, i) => [column, values[i]]));
 }
@@ -97,12 +121,10 @@ function rowOf(columns: readonly string[], line: string): Record<string, unknown
 /** A record back as the write it was: at start-up, to rebuild the runs not yet in ClickHouse. */
 export function decodeWrite(payload: Buffer): RunWrite {
   const { projectId, lines } = linesOf(payload);
-  const write: RunWrite = { projectId, live: [], finished: [], steps: [] };
-  for (const { table, line } of lines) {
-    const row = rowOf(RUN_TABLES[table].columns, line);
-    if (table === 'live_runs') write.live.push(row as unknown as LiveRunRow);
-    else if (table === 'runs') write.finished.push(row as unknown as FinishedRunRow);
-    else write.steps.push(row as unknown as StepRow);
-  }
+  const write: RunWrite = { projectId, live: [], finished: [], replaced: [], steps: [], traces: [] };
+  const rowsOf: Record<RunTable, object[]> = {
+    live_runs: write.live, runs: write.finished, replaced: write.replaced, run_steps: write.steps, otlp_traces: write.traces,
+  };
+  for (const { table, line } of lines) rowsOf[table].push(rowOf(RUN_TABLES[table].columns, line));
   return write;
 }

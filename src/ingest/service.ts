@@ -5,11 +5,12 @@ import type { Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { AppError, conflict, invalidFields, notFound, validationError } from '../http/errors';
 import { uuidv7 } from '../ids';
-import { toRun, type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, type StepRow } from '../runs/model';
+import type { PriceTable } from '../pricing/prices';
+import { toRun, type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, type StepRow, type VersionedRunRow } from '../runs/model';
 import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
 import { abandonStaleRuns } from './abandon';
 import { Batcher } from './batcher';
-import { finishedRowOf, mergeSteps, nextVersion, toStepRow, totalsOf } from './derive';
+import { finishedRowOf, liveRowOf, mergeSteps, nextVersion, toStepRow, totalsOf } from './derive';
 import type { LoopThresholds } from './loops';
 import { KeyedLock } from './run-lock';
 import type { RunWrite } from './records';
@@ -29,6 +30,7 @@ export interface IngestDependencies {
   clock: Clock;
   log: Logger;
   loopThresholds: LoopThresholds;
+  prices: PriceTable;
   runAbandonAfterSeconds: number;
   /**
    * How long a steps or finish call looks again for a run it misses, while the run is younger than this: another
@@ -49,7 +51,7 @@ type WholeRunItem = BatchItem & { status: FinishInput['status'] };
 const isWholeRun = (item: BatchItem): item is WholeRunItem => item.status !== undefined;
 
 export function ingestService(dependencies: IngestDependencies) {
-  const { ch, runs, writer, clock, log, loopThresholds, runAbandonAfterSeconds, missRetryMs, events } = dependencies;
+  const { ch, runs, writer, clock, log, loopThresholds, prices, runAbandonAfterSeconds, missRetryMs, events } = dependencies;
   // Steps and finish calls read their run first: in the head when it has writes not yet flushed, else in
   // ClickHouse, where concurrent lookups share one query.
   const latestRuns = new Batcher<RunKey, LatestRunRow | undefined>((keys) => runs.findLatestMany(keys), 1000);
@@ -98,22 +100,14 @@ export function ingestService(dependencies: IngestDependencies) {
 
   // A start's totals, the same for every start (rows are never changed once built, so one object serves all).
   const startTotals = Object.freeze(totalsOf([], null, loopThresholds));
-
-  /** A run's live row. Fields are listed, not spread: every start builds one. */
-  function liveRow(projectId: string, id: string, timestamp: Date, input: StartInput, totals: RunTotals = startTotals): LiveRunRow {
-    return {
-      project_id: projectId, timestamp: toClickHouseTime(timestamp), id, version: 0, finished: 0,
-      agent_name: input.agent_name, input: input.input ?? '', metadata: input.metadata ?? [],
-      loop_detected: totals.loop_detected, loop_step_index: totals.loop_step_index, total_steps: totals.total_steps,
-      total_tokens: totals.total_tokens, total_cost_usd: totals.total_cost_usd, tool_calls: totals.tool_calls, tool_names: totals.tool_names,
-    };
-  }
+  const liveRow = (projectId: string, id: string, timestamp: Date, input: StartInput, totals: RunTotals = startTotals) =>
+    liveRowOf(projectId, id, toClickHouseTime(timestamp), input, totals);
 
   const stepRows = (key: RunKey, steps: readonly StepInput[] = []) => {
     if (steps.length === 0) return [];
     const version = nextVersion();
     const runTimestamp = toClickHouseTime(key.timestamp);
-    return steps.map((step) => toStepRow(key.projectId, key.id, runTimestamp, step, version));
+    return steps.map((step) => toStepRow(key.projectId, key.id, runTimestamp, step, version, prices));
   };
 
   /**
@@ -140,8 +134,9 @@ export function ingestService(dependencies: IngestDependencies) {
     return live.map((row) => ({ ...row, version, finished: 1 as const }));
   };
 
-  const write = (projectId: string, rows: Partial<Omit<RunWrite, 'projectId'>>) =>
-    writer.write({ projectId, live: rows.live ?? [], finished: rows.finished ?? [], steps: rows.steps ?? [] });
+  const write = (projectId: string, rows: Partial<Omit<RunWrite, 'projectId'>>) => writer.write({
+    projectId, live: rows.live ?? [], finished: rows.finished ?? [], replaced: rows.replaced ?? [], steps: rows.steps ?? [], traces: rows.traces ?? [],
+  });
 
   /** Whole runs not stored yet: a retried batch must not count a run twice. Only an id the client chose can be stored already. */
   async function unrecordedRuns<T extends { key: RunKey; clientChosenId: boolean }>(candidates: T[]): Promise<T[]> {
@@ -259,6 +254,34 @@ export function ingestService(dependencies: IngestDependencies) {
       const runs = abandoned.map(toRun);
       for (const run of runs) emit('runFinished', run);
       return runs;
+    },
+
+    /**
+     * A finished run as stored, with its steps; undefined when not found or still running. The head keeps no steps of
+     * finished runs, so what this instance acknowledged for the project is flushed first (it is read rarely: when a
+     * span arrives after its run was recorded).
+     */
+    async finishedRun(key: RunKey): Promise<{ row: FinishedRunRow; steps: StepRow[] } | undefined> {
+      await writer.flushed(key.projectId);
+      const [row] = await runs.findLatestMany([key]);
+      if (!row || !isFinished(row)) return undefined;
+      return { row, steps: await runs.readSteps(key) };
+    },
+
+    /**
+     * Records runs assembled elsewhere (from OTLP spans), in one record: runs new to the store, new rows for runs
+     * stored before (their older rows are deleted once these are in), their steps, and the traces' spans to keep. Listeners
+     * hear of each new run, and of a loop first found in a run written again.
+     */
+    async recordAssembled(projectId: string, rows: { finished: FinishedRunRow[]; replaced: { row: VersionedRunRow; before: FinishedRunRow }[]; steps: StepRow[]; traces: RunWrite['traces'] }) {
+      const { finished, replaced, steps, traces } = rows;
+      if (finished.length + replaced.length + steps.length + traces.length === 0) return;
+      await write(projectId, { finished, replaced: replaced.map(({ row }) => row), steps, traces });
+      for (const run of finished.map(toRun)) {
+        if (run.loop_detected) emit('loopDetected', run);
+        emit('runFinished', run);
+      }
+      for (const { row, before } of replaced) if (row.loop_detected && !before.loop_detected) emit('loopDetected', toRun(row));
     },
 
     /** Flushes what it can and closes the log; used at shutdown. */

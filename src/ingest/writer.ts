@@ -11,7 +11,8 @@ import { Batcher } from './batcher';
 import { Flusher } from './flusher';
 import { RunHead } from './head';
 import { IngestLog } from './log';
-import { decodeWrite, encodeWrite, linesByTable, rowsInRecord, RUN_TABLES, type RunWrite } from './records';
+import { decodeWrite, encodeWrite, linesByTable, rowsInRecord, type RunWrite } from './records';
+import { storeLines, STORE_ORDER } from './store-lines';
 
 /** The backlog of writes acknowledged and not yet in ClickHouse. */
 export interface Backlog {
@@ -133,11 +134,9 @@ export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flus
 export function directWriter(ch: ClickHouseStore, flushMaxRows: number): RunWriter {
   const inserts = new Batcher<Buffer, void>(async (records) => {
     const tables = linesByTable(records);
-    // One table after the other, steps first and the live rows' tombstones last, so that a 503 in the middle never
-    // leaves a run marked finished in live_runs without its row in runs: a retry then finds it and converges.
-    for (const table of ['run_steps', 'runs', 'live_runs'] as const) {
-      const lines = [...(tables.get(table)?.values() ?? [])].flat();
-      await ch.insertLines(table, RUN_TABLES[table].columns, lines, { serverBatched: true });
+    // One table after the other, in the flusher's order: a 503 in the middle leaves what a retry converges from.
+    for (const table of STORE_ORDER.flat()) {
+      await storeLines(ch, table, [...(tables.get(table)?.values() ?? [])].flat(), { serverBatched: true });
     }
     return records.map(() => undefined);
   }, flushMaxRows);

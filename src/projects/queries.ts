@@ -1,8 +1,8 @@
 // SQL of projects and their API keys.
-const PROJECT_COLUMNS = 'id, org_id, name, created_at';
+const PROJECT_COLUMNS = 'id, org_id, name, retention_days, created_at';
 
 export const INSERT_PROJECT = `
-  INSERT INTO projects (id, org_id, name) VALUES ($1, $2, $3)
+  INSERT INTO projects (id, org_id, name, retention_days) VALUES ($1, $2, $3, $4)
   ON CONFLICT (org_id, name) DO NOTHING
   RETURNING ${PROJECT_COLUMNS}`;
 
@@ -10,7 +10,10 @@ export const SELECT_PROJECTS = `SELECT ${PROJECT_COLUMNS} FROM projects WHERE or
 
 export const SELECT_PROJECT = `SELECT ${PROJECT_COLUMNS} FROM projects WHERE org_id = $1 AND id = $2`;
 
-export const RENAME_PROJECT = `UPDATE projects SET name = $3 WHERE org_id = $1 AND id = $2 RETURNING ${PROJECT_COLUMNS}`;
+// A field left null keeps its value.
+export const UPDATE_PROJECT = `
+  UPDATE projects SET name = coalesce($3, name), retention_days = coalesce($4, retention_days)
+  WHERE org_id = $1 AND id = $2 RETURNING ${PROJECT_COLUMNS}`;
 
 export const DELETE_PROJECT = `DELETE FROM projects WHERE org_id = $1 AND id = $2 RETURNING id`;
 

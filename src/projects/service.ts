@@ -10,6 +10,7 @@ interface ProjectRow {
   id: string;
   org_id: string;
   name: string;
+  retention_days: number;
   created_at: Date;
 }
 interface ApiKeyRow {
@@ -20,7 +21,15 @@ interface ApiKeyRow {
   last_used_at: Date | null;
 }
 
-const toProject = (row: ProjectRow) => ({ id: row.id, org_id: row.org_id, name: row.name, created_at: toTimestamp(row.created_at) });
+const toProject = (row: ProjectRow) => ({
+  id: row.id, org_id: row.org_id, name: row.name, retention_days: row.retention_days, created_at: toTimestamp(row.created_at),
+});
+
+/** What a PATCH may change; a field left out keeps its value. */
+export interface ProjectChanges {
+  name?: string;
+  retention_days?: number;
+}
 const toApiKey = (row: ApiKeyRow) => ({
   id: row.id,
   name: row.name,
@@ -29,7 +38,7 @@ const toApiKey = (row: ApiKeyRow) => ({
   last_used_at: toNullableTimestamp(row.last_used_at),
 });
 
-export function projectService(pg: PostgresStore, onKeyRevoked: (keyHash: string) => void) {
+export function projectService(pg: PostgresStore, onKeyRevoked: (keyHash: string) => void, onRetentionChanged: (projectId: string) => void) {
   async function requireProject(orgId: string, projectId: string) {
     const [row] = await pg.query<ProjectRow>(q.SELECT_PROJECT, [orgId, projectId]);
     if (!row) throw notFound('project');
@@ -38,18 +47,19 @@ export function projectService(pg: PostgresStore, onKeyRevoked: (keyHash: string
 
   return {
     requireProject,
-    async create(orgId: string, name: string) {
-      const [row] = await pg.query<ProjectRow>(q.INSERT_PROJECT, [uuidv7(), orgId, name]);
+    async create(orgId: string, name: string, retentionDays: number) {
+      const [row] = await pg.query<ProjectRow>(q.INSERT_PROJECT, [uuidv7(), orgId, name, retentionDays]);
       if (!row) throw conflict('a project with that name already exists in this organization');
       return toProject(row);
     },
     async list(orgId: string) {
       return (await pg.query<ProjectRow>(q.SELECT_PROJECTS, [orgId])).map(toProject);
     },
-    async rename(orgId: string, projectId: string, name: string) {
+    async update(orgId: string, projectId: string, changes: ProjectChanges) {
       try {
-        const [row] = await pg.query<ProjectRow>(q.RENAME_PROJECT, [orgId, projectId, name]);
+        const [row] = await pg.query<ProjectRow>(q.UPDATE_PROJECT, [orgId, projectId, changes.name ?? null, changes.retention_days ?? null]);
         if (!row) throw notFound('project');
+        if (changes.retention_days !== undefined) onRetentionChanged(projectId);
         return toProject(row);
       } catch (error) {
         if ((error as { code?: string }).code === '23505') throw conflict('a project with that name already exists in this organization');

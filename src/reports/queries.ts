@@ -2,7 +2,7 @@
 // variable SQL text is picked from fixed, allow-listed fragments (measures, filters).
 import { OUTSIDE_WHOLE_HOURS, selectFromRollups, type ReportShape } from './rollups';
 import {
-  combinePartials, partialsOf, selectMeasures, selectPartials, type Measure, type PartialAggregate, type RollupPartial,
+  combinePartials, isPercentile, partialsOf, selectMeasures, selectPartials, type Measure, type PartialAggregate, type RollupPartial,
 } from './signals';
 import { finishedRunsOfWindow, inWindow, liveNotFinished, runsOfWindow, timeParam } from './window-runs';
 
@@ -25,7 +25,7 @@ export type SummaryFilter = keyof typeof SUMMARY_FILTERS;
 // apart by current_start.
 const IS_CURRENT = `run_timestamp >= ${timeParam('current_start')}`;
 
-const rolledUp = (partial: PartialAggregate): partial is RollupPartial => partial !== 'durations';
+const rolledUp = (partial: PartialAggregate): partial is RollupPartial => !isPercentile(partial);
 
 /**
  * The partials of the measures per group (`keys`: name → expression over run_timestamp and run_agent), over
@@ -54,23 +54,62 @@ function selectGroupPartials(keys: Record<string, string>, measures: readonly Me
 }
 
 /**
- * Both windows in one query. With rollups, their partials are joined with the exact duration percentiles,
- * which need every finished run's duration (two columns of them are read).
- * Parameters: project_id, window_start (the previous window's start), current_start, window_end, and the
- * whole hours of both windows (rollups.ts).
+ * Measures per group of one key (`name`: an expression over run_timestamp and run_agent). With rollups, the
+ * groups' partials are joined with the exact duration percentiles asked for, which need every finished run's
+ * duration (the one column whose read grows with the window).
  */
-export const selectSummary = (filters: readonly SummaryFilter[], shape: ReportShape) => {
+function selectKeyedMeasures(name: string, expression: string, measures: readonly Measure[], filters: readonly SummaryFilter[], shape: ReportShape) {
   const conditions = filters.map((filter) => SUMMARY_FILTERS[filter]);
-  const partials = `(${selectGroupPartials({ is_current: IS_CURRENT }, SUMMARY_MEASURES, conditions, shape)}) AS partials`;
-  return `
-  SELECT is_current, ${selectMeasures(SUMMARY_MEASURES)}
-  FROM ${shape === 'raw' ? partials : `${partials}
-  LEFT JOIN (
-    SELECT ${IS_CURRENT} AS is_current, ${selectPartials(['durations'], 'raw')}
+  const percentiles = partialsOf(measures).filter(isPercentile);
+  if (percentiles.length > 0 && partialsOf(measures).every((partial) => isPercentile(partial) || partial === 'finished')) {
+    // Percentiles over the finished runs and their count (a preview's percentile and its sample): one pass over the
+    // finished rows gives both, where rollups would add a second read and running runs count for neither.
+    return `
+  SELECT ${name}, ${selectMeasures(measures)}
+  FROM (
+    SELECT ${expression} AS ${name}, ${selectPartials(['finished', ...percentiles], 'raw')}
     FROM (${finishedRunsOfWindow()}) ${whereAll(conditions)}
-    GROUP BY is_current
-  ) AS durations USING is_current`}`;
-};
+    GROUP BY ${name})`;
+  }
+  const partials = `(${selectGroupPartials({ [name]: expression }, measures, conditions, shape)}) AS partials`;
+  return `
+  SELECT ${name}, ${selectMeasures(measures)}
+  FROM ${shape === 'raw' || percentiles.length === 0 ? partials : `${partials}
+  LEFT JOIN (
+    SELECT ${expression} AS ${name}, ${selectPartials(percentiles, 'raw')}
+    FROM (${finishedRunsOfWindow()}) ${whereAll(conditions)}
+    GROUP BY ${name}
+  ) AS durations USING ${name}`}`;
+}
+
+/**
+ * Both windows in one query (two columns of durations are read with rollups); the summary's measures unless
+ * others are named. Parameters: project_id, window_start (the previous window's start), current_start,
+ * window_end, and the whole hours of both windows (rollups.ts).
+ */
+export const selectSummary = (filters: readonly SummaryFilter[], shape: ReportShape, measures: readonly Measure[] = SUMMARY_MEASURES) =>
+  selectKeyedMeasures('is_current', IS_CURRENT, measures, filters, shape);
+
+/** The measures of a time-series bucket: the summary's but its distinct counts (contract §9). */
+export const TIMESERIES_MEASURES = SUMMARY_MEASURES.filter(
+  (measure): measure is Exclude<(typeof SUMMARY_MEASURES)[number], 'unique_agents' | 'unique_tools'> => measure !== 'unique_agents' && measure !== 'unique_tools',
+);
+
+/** Bucket sizes, as ClickHouse intervals: the only variable text of the time-series query, picked by name. */
+export const BUCKET_INTERVALS = { minute: 'INTERVAL 1 MINUTE', hour: 'INTERVAL 1 HOUR', day: 'INTERVAL 1 DAY' } as const;
+export type BucketUnit = keyof typeof BUCKET_INTERVALS;
+
+/**
+ * Per UTC-aligned bucket of the window [window_start, window_end), every time-series measure over the runs that
+ * started in both; buckets without runs have no row, and `bucket_start` is in milliseconds since the epoch. `raw`:
+ * one pass over the runs. `rollups` (hour and day buckets): the hourly projection for the window's whole hours and
+ * raw rows for the rest, joined with the exact duration percentiles of each bucket, as the summary does. The
+ * parameters are the summary's, with an empty previous window.
+ */
+export const selectTimeseries = (filters: readonly SummaryFilter[], unit: BucketUnit, shape: ReportShape) => selectKeyedMeasures(
+  'bucket_start', `toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, ${BUCKET_INTERVALS[unit]}, 'UTC'), 3, 'UTC'))`,
+  TIMESERIES_MEASURES, filters, shape,
+);
 
 /**
  * Per agent and window, every health measure; the service keeps the previous window's total_runs only. Same

@@ -2,8 +2,7 @@
 // `runs` (one row per agent and hour, schema/clickhouse/0002_run_rollups.sql), and only the partial hours at
 // their edges, the running runs and the exact percentiles from raw rows. Values always travel as bound parameters.
 import { toClickHouseTime } from '../db/clickhouse';
-import type { TimeRange } from './service';
-import { timeParam } from './window-runs';
+import { timeParam, type TimeRange } from './window-runs';
 
 const HOUR_MS = 3_600_000;
 

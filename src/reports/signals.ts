@@ -6,6 +6,7 @@
 // gather from hourly rollups and raw rows and the alert reader from raw rows alone: since the partials are
 // exact, both paths give the same value to the last bit.
 import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
+import { STORABLE_TIMES } from '../http/schemas';
 import { runsOfWindow } from './window-runs';
 
 /**
@@ -15,11 +16,14 @@ import { runsOfWindow } from './window-runs';
  * of `runs`, whose aggregates are these expressions (schema/clickhouse/0002_run_rollups.sql).
  */
 interface PartialDefinition {
-  raw: string;
+  /** Absent for the duration percentiles, which selectPartials computes from their levels. */
+  raw?: string;
   /** Absent for the duration percentiles: exact percentiles need every value, they cannot be rolled up. */
   rollup?: string;
   /** How the parts of one group, from rollups and raw rows, are put together. */
   combine?: 'sum' | 'groupUniqArrayArray';
+  /** A duration percentile's level: the levels asked for are computed by one aggregate (see selectPartials). */
+  level?: number;
 }
 
 // Costs are summed as decimals (exact to 1e-12 dollar), so the sum does not depend on the order rows are added
@@ -40,7 +44,9 @@ export const PARTIALS = {
   agent_names: { raw: 'groupUniqArray(run_agent)', rollup: 'groupUniqArray(run_agent)', combine: 'groupUniqArrayArray' },
   tool_names: { raw: 'groupUniqArrayArray(run_tool_names)', rollup: 'groupUniqArrayArray(run_tool_names)', combine: 'groupUniqArrayArray' },
   // quantileExactInclusive interpolates linearly between closest ranks (numpy's default, percentile_cont).
-  durations: { raw: 'quantilesExactInclusiveIf(0.5, 0.95, 0.99)(run_duration_ms, run_finished)' },
+  duration_p50: { level: 0.5 },
+  duration_p95: { level: 0.95 },
+  duration_p99: { level: 0.99 },
 } as const satisfies Record<string, PartialDefinition>;
 export type PartialAggregate = keyof typeof PARTIALS;
 export type RollupPartial = { [P in PartialAggregate]: (typeof PARTIALS)[P] extends { rollup: string } ? P : never }[PartialAggregate];
@@ -48,9 +54,22 @@ export type RollupPartial = { [P in PartialAggregate]: (typeof PARTIALS)[P] exte
 /** A partial's column name in the queries: `p_<name>`. */
 const column = (partial: PartialAggregate) => `p_${partial}`;
 
-/** `fragment AS p_name, …`: the partials of one source (raw rows or rollup rows). */
-export const selectPartials = (partials: readonly PartialAggregate[], source: 'raw' | 'rollup'): string =>
-  partials.map((partial) => `${(PARTIALS[partial] as PartialDefinition)[source]} AS ${column(partial)}`).join(',\n    ');
+export const isPercentile = (partial: PartialAggregate): boolean => (PARTIALS[partial] as PartialDefinition).level !== undefined;
+
+/**
+ * `fragment AS p_name, …`: the partials of one source (raw rows or rollup rows). The percentiles asked for come
+ * from one aggregate over the durations, of just their levels: one percentile (a preview's) sorts less than three,
+ * and a level's value does not depend on the others computed beside it.
+ */
+export function selectPartials(partials: readonly PartialAggregate[], source: 'raw' | 'rollup'): string {
+  const percentiles = partials.filter(isPercentile);
+  const durations = percentiles.length === 0 ? [] : [
+    `quantilesExactInclusiveIf(${percentiles.map((partial) => (PARTIALS[partial] as PartialDefinition).level).join(', ')})(run_duration_ms, run_finished) AS p_durations`,
+    ...percentiles.map((partial, i) => `p_durations[${i + 1}] AS ${column(partial)}`),
+  ];
+  const others = partials.filter((partial) => !isPercentile(partial)).map((partial) => `${(PARTIALS[partial] as PartialDefinition)[source]} AS ${column(partial)}`);
+  return [...others, ...durations].join(',\n    ');
+}
 
 /** `sum(p_runs) AS p_runs, …`: the parts of one group put together. */
 export const combinePartials = (partials: readonly RollupPartial[]): string =>
@@ -75,9 +94,9 @@ export const MEASURES = {
   total_cost_usd: measure('toFloat64(p_cost)', 'cost'),
   avg_cost_usd: overFinished('toFloat64(p_cost) / p_finished', 'cost'),
   avg_tokens: overFinished('p_tokens / p_finished', 'tokens'),
-  duration_p50_ms: overFinished('p_durations[1]', 'durations'),
-  duration_p95_ms: overFinished('p_durations[2]', 'durations'),
-  duration_p99_ms: overFinished('p_durations[3]', 'durations'),
+  duration_p50_ms: overFinished('p_duration_p50', 'duration_p50'),
+  duration_p95_ms: overFinished('p_duration_p95', 'duration_p95'),
+  duration_p99_ms: overFinished('p_duration_p99', 'duration_p99'),
   total_steps: measure('p_steps', 'steps'),
   total_tool_calls: measure('p_tool_calls', 'tool_calls'),
   unique_agents: measure('length(p_agent_names)', 'agent_names'),
@@ -150,7 +169,7 @@ const SCOPE_GROUPINGS = {
   both: { where: '', groupBy: 'GROUP BY GROUPING SETS ((window_index, run_agent), (window_index))', allAgents: 'grouping(run_agent) = 1' },
 } as const;
 
-const selectScopedSignals = (grouping: keyof typeof SCOPE_GROUPINGS) => `
+export const selectScopedSignals = (grouping: keyof typeof SCOPE_GROUPINGS) => `
   SELECT window_index, all_agents, agent_name, ${selectMeasures(READING_MEASURES)}
   FROM (
     SELECT window_index, ${SCOPE_GROUPINGS[grouping].allAgents} AS all_agents, ${grouping === 'all' ? "''" : 'run_agent'} AS agent_name,
@@ -166,15 +185,18 @@ type ScopedRow = MeasureRow & { window_index: number; all_agents: number | boole
 
 export function signalReader(ch: ClickHouseStore, limits: QueryLimits) {
   return {
-    /** Each scope's signals over [at − windowSeconds, at) for one project, keyed by scopeKey; scopes without runs read 0. */
-    async readSignals(projectId: string, scopes: readonly SignalScope[], at: Date): Promise<Map<string, SignalReadings>> {
+    /**
+     * Each scope's signals over [at − windowSeconds, at) for one project, keyed by scopeKey; scopes without runs
+     * read 0. Runs before `retainedFrom` (past the project's retention) are left out of every window.
+     */
+    async readSignals(projectId: string, scopes: readonly SignalScope[], at: Date, retainedFrom = STORABLE_TIMES.from): Promise<Map<string, SignalReadings>> {
       const readings = new Map<string, SignalReadings>();
       if (scopes.length === 0) return readings;
       for (const scope of scopes) {
         if (!Number.isInteger(scope.windowSeconds) || scope.windowSeconds <= 0) throw new RangeError(`windowSeconds must be a positive integer: ${scope.windowSeconds}`);
       }
       const windows = [...new Set(scopes.map((scope) => scope.windowSeconds))].sort((a, b) => a - b);
-      const startOf = (seconds: number) => toClickHouseTime(new Date(at.getTime() - seconds * 1000));
+      const startOf = (seconds: number) => toClickHouseTime(new Date(Math.max(at.getTime() - seconds * 1000, retainedFrom.getTime())));
       const agents = [...new Set(scopes.flatMap((scope) => (scope.agentName === null ? [] : [scope.agentName])))];
       const anyAllAgents = scopes.some((scope) => scope.agentName === null);
       const grouping = agents.length === 0 ? 'all' : anyAllAgents ? 'both' : 'agents';

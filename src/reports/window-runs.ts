@@ -4,6 +4,12 @@
 // everywhere: once, in its latest state. Values always travel as parameters: {project_id:UUID} and the window's
 // bounds, {window_start:DateTime64(3, 'UTC')} and {window_end:DateTime64(3, 'UTC')}.
 
+/** A window of time, [from, to). */
+export interface TimeRange {
+  from: Date;
+  to: Date;
+}
+
 /** A bound parameter of type DateTime64(3, 'UTC'), by name. */
 export const timeParam = (name: string) => `{${name}:DateTime64(3, 'UTC')}`;
 

@@ -1,7 +1,7 @@
 // The run and step model: API shapes (zod), ClickHouse rows, and the mapping between them.
 import { z } from 'zod';
 import { fromClickHouseTime } from '../db/clickhouse';
-import { timestampOut, uuid } from '../http/schemas';
+import { count, timestampOut, uuid } from '../http/schemas';
 
 export const FINISHED_STATUSES = ['completed', 'failed', 'cancelled', 'timed_out'] as const;
 export const RUN_STATUSES = ['running', ...FINISHED_STATUSES, 'abandoned'] as const;
@@ -29,34 +29,36 @@ export const runSchema = z.object({
   status: z.enum(RUN_STATUSES),
   timestamp: timestampOut,
   finished_at: timestampOut.nullable(),
-  duration_ms: z.number().int().nullable(),
+  duration_ms: count.nullable(),
   input: z.string(),
   output: z.string(),
   loop_detected: z.boolean(),
-  loop_step_index: z.number().int().nullable(),
+  loop_step_index: count.nullable(),
   termination_reason: z.enum(TERMINATION_REASONS).nullable(),
   termination_detail: z.string().nullable(),
-  total_steps: z.number().int(),
-  total_tokens: z.number().int(),
+  total_steps: count,
+  total_tokens: count,
   total_cost_usd: z.number(),
   metadata: z.array(z.number()),
-});
+}).meta({ id: 'Run' });
 export type Run = z.infer<typeof runSchema>;
 
 export const stepOutSchema = z.object({
-  index: z.number().int(),
+  index: count,
   type: z.enum(STEP_TYPES),
   name: z.string().nullable(),
   tool_name: z.string().nullable(),
   model: z.string().nullable(),
   input: z.string(),
   output: z.string(),
-  tokens: z.number().int().nullable(),
+  tokens: count.nullable(),
+  input_tokens: count.nullable(),
+  output_tokens: count.nullable(),
   cost_usd: z.number().nullable(),
   started_at: timestampOut.nullable(),
-  duration_ms: z.number().int().nullable(),
+  duration_ms: count.nullable(),
   error: z.string().nullable(),
-});
+}).meta({ id: 'Step' });
 export type Step = z.infer<typeof stepOutSchema>;
 
 /** Totals a run carries, derived from its steps (and loop detection) as they arrive. */
@@ -96,6 +98,11 @@ export interface FinishedRunRow extends RunColumns {
   termination_detail: string;
 }
 
+/** A finished run's row that replaces the rows stored for it before: the highest version stays. */
+export interface VersionedRunRow extends FinishedRunRow {
+  version: number;
+}
+
 export interface StepRow {
   project_id: string;
   run_timestamp: string;
@@ -109,6 +116,8 @@ export interface StepRow {
   input: string;
   output: string;
   tokens: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
   cost_usd: number | null;
   started_at: string | null;
   duration_ms: number | null;
@@ -141,6 +150,8 @@ export function toRun(row: RunColumns | FinishedRunRow): Run {
   };
 }
 
+const nullableNumber = (value: number | null | undefined) => (value === null || value === undefined ? null : Number(value));
+
 export function toStep(row: StepRow): Step {
   return {
     index: row.index,
@@ -150,10 +161,12 @@ export function toStep(row: StepRow): Step {
     model: row.model,
     input: row.input,
     output: row.output,
-    tokens: row.tokens === null ? null : Number(row.tokens),
+    tokens: nullableNumber(row.tokens),
+    input_tokens: nullableNumber(row.input_tokens),
+    output_tokens: nullableNumber(row.output_tokens),
     cost_usd: row.cost_usd,
     started_at: row.started_at === null ? null : isoFrom(row.started_at),
-    duration_ms: row.duration_ms === null ? null : Number(row.duration_ms),
+    duration_ms: nullableNumber(row.duration_ms),
     error: row.error,
   };
 }

@@ -24,7 +24,7 @@ export const SELECT_LATEST_RUN_BY_ID = latestRuns('project_id = {project_id:UUID
 
 export const SELECT_STEPS = `
   SELECT project_id, run_timestamp, run_id, \`index\`, version, type, name, tool_name, model, input, output,
-         tokens, cost_usd, started_at, duration_ms, error
+         tokens, input_tokens, output_tokens, cost_usd, started_at, duration_ms, error
   FROM run_steps FINAL
   WHERE project_id = {project_id:UUID} AND run_timestamp = {timestamp:DateTime64(3, 'UTC')} AND run_id = {id:UUID}
   ORDER BY \`index\``;

@@ -12,7 +12,7 @@ const params = pathParams('projectID', 'runID');
 export function runRoutes(runs: RunStore, flushed: FlushBarrier) {
   return [
     defineRoute({
-      method: 'get', path: '/projects/:projectID/agent/runs/:runID', tag,
+      method: 'get', path: '/projects/:projectID/agent/runs/:runID', operationId: 'getRun', tag,
       summary: 'One run in its latest state; `timestamp` (its start time) makes the lookup direct',
       auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp: timestamp.optional() }), response: runSchema,
       handler: async ({ params, query }) => {
@@ -23,7 +23,7 @@ export function runRoutes(runs: RunStore, flushed: FlushBarrier) {
       },
     }),
     defineRoute({
-      method: 'get', path: '/projects/:projectID/agent/runs/:runID/steps', tag, summary: "A run's steps, by index",
+      method: 'get', path: '/projects/:projectID/agent/runs/:runID/steps', operationId: 'listRunSteps', tag, summary: "A run's steps, by index",
       auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp }), response: z.array(stepOutSchema),
       handler: async ({ params, query }) => {
         const key = { projectId: params.projectID, id: params.runID, timestamp: query.timestamp };

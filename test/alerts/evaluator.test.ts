@@ -5,6 +5,7 @@ import { createAlerts } from '../../src/alerts';
 import { alertEvaluator } from '../../src/alerts/evaluator';
 import { EVALUATOR_LOCK_KEY } from '../../src/alerts/queries';
 import { signalReader, type SignalScope } from '../../src/reports/signals';
+import { retentionCutoffs } from '../../src/retention/cutoffs';
 import { startTestApp, type TestApp } from '../support/app';
 import { alertProject, deliveryOf, runsNow, type AlertEventBody } from './helpers';
 
@@ -310,7 +311,7 @@ describe('evaluator', () => {
     await addRuns(3);
     await evaluateAfter(1);
     expect(await p.state(rule.id)).toBe('pending');
-    const restarted = createAlerts({ stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), queryLimits: app.config.reportLimits, denyPrivateUrls: false, flushed: app.writer.flushed });
+    const restarted = createAlerts({ stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), queryLimits: app.config.reportLimits, denyPrivateUrls: false, flushed: app.writer.flushed, retainedFrom: retentionCutoffs(app.stores.pg, app.clock).retainedFrom });
     app.clock.advance(60);
     expect(await restarted.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({ skipped: false, events: 1 });
     expect(await p.state(rule.id)).toBe('firing');

@@ -1,4 +1,5 @@
 // Contract section 1 through the real server: probes, request ids, the error body, JSON-only bodies, path ids.
+import packageJson from '../../package.json';
 import { startTestApp, type TestApp } from '../support/app';
 import { expectError, TIMESTAMP } from '../support/assertions';
 import { bearer, registerUser } from '../support/fixtures';
@@ -166,16 +167,19 @@ describe('responses', () => {
 });
 
 describe('GET /openapi.json', () => {
+  interface Response { $ref?: string; headers: Record<string, unknown>; content?: Record<string, { schema: Record<string, unknown> }> }
   let document: {
     openapi: string;
-    info: { title: string; version: string };
+    info: { title: string; version: string; license: { identifier: string } };
+    servers: { url: string }[];
     paths: Record<string, Record<string, {
-      parameters: { name: string; in: string; required: boolean }[];
-      requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
-      responses: Record<string, unknown>;
+      operationId: string;
+      parameters: { name: string; in: string; required: boolean; schema: Record<string, unknown> }[];
+      requestBody?: { required: boolean; content: Record<string, { schema: Record<string, unknown> }> };
+      responses: Record<string, Response>;
       security: unknown[];
     }>>;
-    components: { securitySchemes: Record<string, unknown> };
+    components: { schemas: Record<string, Record<string, unknown>>; responses: Record<string, Response>; securitySchemes: Record<string, unknown> };
   };
   beforeAll(async () => {
     const res = await app.http.get('/openapi.json').expect(200).expect('Content-Type', /application\/json/);
@@ -183,10 +187,15 @@ describe('GET /openapi.json', () => {
   });
 
   const openApiPath = (path: string) => path.replace(/:([A-Za-z]+)/g, '{$1}');
+  const operations = () => Object.values(document.paths).flatMap((byMethod) => Object.values(byMethod));
+  /** A response, its reference to `components.responses` followed. */
+  const responseOf = (response: Response) => (response.$ref ? document.components.responses[response.$ref.split('/').pop()!] : response);
+  const isError = (status: string) => status === 'default' || Number(status) >= 400;
 
-  it('is OpenAPI 3.1.0', () => {
+  it('is OpenAPI 3.1.0, of this package', () => {
     expect(document.openapi).toBe('3.1.0');
-    expect(document.info.title).toBe('runwatch');
+    expect(document.info).toMatchObject({ title: 'runwatch', version: packageJson.version, license: { identifier: packageJson.license } });
+    expect(document.servers).toEqual([{ url: '/' }]);
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKey', 'session', 'sessionCookie']);
   });
 
@@ -229,11 +238,85 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('gives every route its success status and the error body as default response', () => {
+  it('gives every route its success status, and the error body for each error it answers and for any other', () => {
     for (const route of app.routes) {
-      const operation = document.paths[openApiPath(route.path)][route.method];
-      expect(Object.keys(operation.responses).sort()).toEqual([String(route.status ?? 200), 'default'].sort());
+      const { responses } = document.paths[openApiPath(route.path)][route.method];
+      const statuses = Object.keys(responses);
+      const success = statuses.filter((status) => !isError(status));
+      expect({ route: route.path, success }).toEqual({ route: route.path, success: [String(route.status ?? 200)] });
+      expect(statuses).toContain('default');
+      for (const status of statuses.filter(isError)) {
+        expect(responseOf(responses[status]).content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+      }
     }
+  });
+
+  it.each([
+    ['get', '/healthz', ['200', 'default']],
+    ['get', '/readyz', ['200', '503', 'default']],
+    ['post', '/auth/register', ['201', '400', '409', '413', '415', '429', '503', 'default']],
+    ['post', '/auth/login', ['200', '400', '401', '413', '415', '429', '503', 'default']],
+    ['post', '/auth/logout', ['204', '401', '503', 'default']],
+    ['get', '/admin/orgs/{orgID}', ['200', '400', '401', '404', '503', 'default']],
+    ['post', '/admin/orgs/{orgID}/members', ['201', '400', '401', '403', '404', '409', '413', '415', '503', 'default']],
+    ['get', '/projects/{projectID}/agent/runs', ['200', '400', '401', '403', '404', '503', 'default']],
+    ['post', '/ingest/agent/runs/{runID}/finish', ['200', '400', '401', '404', '409', '413', '415', '503', 'default']],
+  ])('%s %s answers %j', (method, path, statuses) => {
+    expect(Object.keys(document.paths[path][method].responses)).toEqual(statuses);
+  });
+
+  it('names every operation, each name once', () => {
+    const names = operations().map((operation) => operation.operationId);
+    expect(names.every((name) => /^[a-z][A-Za-z]+$/.test(name))).toBe(true);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('sends X-Request-Id with every response, and Retry-After with every 429 and 503', () => {
+    for (const { responses } of operations()) {
+      for (const [status, response] of Object.entries(responses)) {
+        const headers = Object.keys(responseOf(response).headers);
+        expect(headers).toContain('X-Request-Id');
+        if (status === '429' || status === '503') expect(headers).toContain('Retry-After');
+      }
+    }
+  });
+
+  it('shows X-Total-Count on the run list, and the session cookie set by register and login and cleared by logout', () => {
+    const headersOf = (path: string, method: string, status: string) => Object.keys(document.paths[path][method].responses[status].headers);
+    expect(headersOf('/projects/{projectID}/agent/runs', 'get', '200')).toContain('X-Total-Count');
+    expect(headersOf('/auth/register', 'post', '201')).toContain('Set-Cookie');
+    expect(headersOf('/auth/login', 'post', '200')).toContain('Set-Cookie');
+    expect(headersOf('/auth/logout', 'post', '204')).toContain('Set-Cookie');
+  });
+
+  it('names the shared schemas once, in components, and refers to them', () => {
+    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining([
+      'Run', 'Step', 'AlertRule', 'AlertEvent', 'SummaryEntry', 'HealthEntry', 'TimeseriesBucket', 'Project', 'Organization', 'Member',
+      'ApiKey', 'User', 'Error', 'PreviewResult', 'RunBatchItem', 'StepInput',
+    ]));
+    const run = document.paths['/projects/{projectID}/agent/runs/{runID}'].get.responses['200'].content!['application/json'].schema;
+    expect(run).toEqual({ $ref: '#/components/schemas/Run' });
+    expect(JSON.stringify(document)).not.toContain('#/$defs/');
+  });
+
+  it('shows the batch items whole, though the server checks them one by one', () => {
+    expect(document.components.schemas.RunBatch).toMatchObject({
+      properties: { runs: { type: 'array', minItems: 1, maxItems: 1000, items: { $ref: '#/components/schemas/RunBatchItem' } } },
+    });
+  });
+
+  it("shows the server's bounds: e-mail addresses, thresholds, windows, counts, pages; a body the server may go without", () => {
+    const register = document.paths['/auth/register'].post.requestBody!.content['application/json'].schema as { properties: Record<string, unknown> };
+    expect(register.properties.email).toMatchObject({ type: 'string', format: 'email', maxLength: 254 });
+    const rule = document.components.schemas.AlertRuleCreate as { properties: Record<string, unknown> };
+    expect(rule.properties.threshold).toMatchObject({ minimum: 0 });
+    expect(rule.properties.window_seconds).toMatchObject({ minimum: 0, maximum: 2_592_000 });
+    const run = document.components.schemas.Run as { properties: Record<string, unknown> };
+    expect(run.properties.total_steps).toMatchObject({ type: 'integer', minimum: 0 });
+    const limit = document.paths['/projects/{projectID}/agent/runs'].get.parameters.find((parameter) => parameter.name === 'limit');
+    expect(limit?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 1000 });
+    expect(document.paths['/admin/orgs/{orgID}/projects/{projectID}/api-keys'].post.requestBody?.required).toBe(false);
+    expect(document.paths['/auth/register'].post.requestBody?.required).toBe(true);
   });
 
   it('shows the register body with its fields, unknown fields refused', () => {

@@ -165,7 +165,7 @@ describe('bad rows', () => {
     // A row that got past validation (an older version, a gap in it): written straight to the log.
     const badId = '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a70';
     await app.writer.write({
-      projectId: mine.project.id, finished: [], steps: [],
+      projectId: mine.project.id, finished: [], replaced: [], steps: [], traces: [],
       live: [{
         project_id: mine.project.id, timestamp: toClickHouseTime(app.clock.now()), id: badId, version: 0, finished: 0,
         agent_name: 'bad \ud800', input: '', metadata: [], loop_detected: false, loop_step_index: null,

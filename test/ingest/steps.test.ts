@@ -30,10 +30,10 @@ describe('success', () => {
     const steps = await getSteps(app, key, project.id, run.id, run.timestamp);
     expect(steps.status).toBe(200);
     expect(steps.body).toEqual([
-      { index: 0, type: 'llm', name: 'plan', tool_name: null, model: 'gpt-x', input: 'prompt', output: 'answer', tokens: 120, cost_usd: 0.25, started_at: new Date(startedAt).toISOString(), duration_ms: 800, error: null },
-      { index: 1, type: 'tool', name: 'look up', tool_name: 'search', model: null, input: '{"q":"x"}', output: 'found', tokens: 0, cost_usd: 0, started_at: null, duration_ms: 15, error: null },
-      { index: 2, type: 'retrieval', name: null, tool_name: null, model: null, input: '', output: 'docs', tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: null },
-      { index: 3, type: 'other', name: null, tool_name: null, model: null, input: '', output: '', tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: 'hiccup' },
+      { index: 0, type: 'llm', name: 'plan', tool_name: null, model: 'gpt-x', input: 'prompt', output: 'answer', tokens: 120, input_tokens: null, output_tokens: null, cost_usd: 0.25, started_at: new Date(startedAt).toISOString(), duration_ms: 800, error: null },
+      { index: 1, type: 'tool', name: 'look up', tool_name: 'search', model: null, input: '{"q":"x"}', output: 'found', tokens: 0, input_tokens: null, output_tokens: null, cost_usd: 0, started_at: null, duration_ms: 15, error: null },
+      { index: 2, type: 'retrieval', name: null, tool_name: null, model: null, input: '', output: 'docs', tokens: null, input_tokens: null, output_tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: null },
+      { index: 3, type: 'other', name: null, tool_name: null, model: null, input: '', output: '', tokens: null, input_tokens: null, output_tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: 'hiccup' },
     ]);
     expect(await readRun(app, key, project.id, run)).toMatchObject({
       status: 'running', total_steps: 4, total_tokens: 120, total_cost_usd: 0.25, loop_detected: false, loop_step_index: null, finished_at: null,

@@ -70,9 +70,9 @@ describe('POST /admin/orgs/{orgID}/projects', () => {
   let admin: User;
   beforeAll(async () => { admin = await registerUser(app); });
 
-  it('→ 201 Project { id, org_id, name, created_at }', async () => {
+  it('→ 201 Project { id, org_id, name, retention_days, created_at }', async () => {
     const res = await app.http.post(`/admin/orgs/${admin.org.id}/projects`).set(bearer(admin.token)).send({ name: '  Checkout Agent ' }).expect(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(UUID), org_id: admin.org.id, name: 'Checkout Agent', created_at: expect.stringMatching(TIMESTAMP) });
+    expect(res.body).toEqual({ id: expect.stringMatching(UUID), org_id: admin.org.id, name: 'Checkout Agent', retention_days: 400, created_at: expect.stringMatching(TIMESTAMP) });
   });
 
   it('a name already used in the organization → 409 conflict', async () => {

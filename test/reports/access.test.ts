@@ -12,7 +12,7 @@ let orgId: string;
 const now = new Date(Math.floor(Date.now() / 1000) * 1000);
 
 const iso = (date: Date) => date.toISOString();
-const PATHS = ['runs', 'summary', 'health'] as const;
+const PATHS = ['runs', 'summary', 'health', 'timeseries'] as const;
 const pathOf = (report: (typeof PATHS)[number], project = projectId) => `/projects/${project}/agent/${report}`;
 
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 // The three report endpoints over a known data set, every field compared with values computed in the test.
 import { toClickHouseTime } from '../../src/db/clickhouse';
-import { selectHealth, selectSummary } from '../../src/reports/queries';
+import { selectHealth, selectSummary, selectTimeseries } from '../../src/reports/queries';
 import { wholeHourParams } from '../../src/reports/rollups';
 import { AGGREGATE_SIGNALS, scopeKey, signalReader, type SignalScope } from '../../src/reports/signals';
 import { startTestApp, type TestApp } from '../support/app';
@@ -94,6 +94,8 @@ describe('windows on and off whole hours (rollups for whole hours, raw rows for 
     ['summary', selectSummary([], 'rollups')],
     ['summary of one agent', selectSummary(['agent_name'], 'rollups')],
     ['health', selectHealth('rollups')],
+    ['time series by the hour', selectTimeseries([], 'hour', 'rollups')],
+    ['time series by the day, of one agent', selectTimeseries(['agent_name'], 'day', 'rollups')],
   ])('the %s reads whole hours from the hourly projection of runs', async (_label, sql) => {
     const [previous, current] = [{ from: new Date(from.getTime() - DAY), to: from }, { from, to }];
     const plan = await app.stores.ch.query<{ explain: string }>({
@@ -133,6 +135,59 @@ describe('windows on and off whole hours (rollups for whole hours, raw rows for 
     expect(summary.body.current.total_runs + summary.body.previous.total_runs).toBeGreaterThan(0);
     const health = await get(`/projects/${projectId}/agent/health`, query).expect(200);
     expect(health.body).toEqual(approximately(expectedHealth(runs, start, end)));
+    const hours = await get(`/projects/${projectId}/agent/timeseries`, { ...query, bucket: 'hour' }).expect(200);
+    expect(hours.body.buckets).toEqual(approximately(expectedTimeseries(runs, start, end, HOUR)));
+  });
+});
+
+/** Every bucket of `size` ms over [start, end), each with the summary of the runs in both it and the window (§9). */
+function expectedTimeseries(mine: readonly RunSpec[], start: Date, end: Date, size: number) {
+  const buckets = [];
+  for (let at = Math.floor(start.getTime() / size) * size; at < end.getTime(); at += size) {
+    const { unique_agents: _agents, unique_tools: _tools, ...measures } = expectedSummary(
+      inWindow(mine, new Date(Math.max(at, start.getTime())), new Date(Math.min(at + size, end.getTime()))));
+    buckets.push({ start: new Date(at).toISOString(), ...measures });
+  }
+  return buckets;
+}
+
+describe('GET /projects/:projectID/agent/timeseries', () => {
+  const BUCKET_MS = { minute: MINUTE, hour: HOUR, day: DAY } as const;
+  const expectedBuckets = (mine: readonly RunSpec[], start: Date, end: Date, unit: keyof typeof BUCKET_MS) =>
+    expectedTimeseries(mine, start, end, BUCKET_MS[unit]);
+  const timeseries = (query: Record<string, string>) => get(`/projects/${projectId}/agent/timeseries`, query);
+
+  it('hour buckets over a day not on whole hours: every bucket, partial ones at the edges, exact percentiles', async () => {
+    const res = await timeseries({ ...window(), bucket: 'hour' }).expect(200);
+    expect(res.body.bucket).toBe('hour');
+    expect(res.body.buckets).toEqual(approximately(expectedBuckets(runs, from, to, 'hour')));
+    expect(res.body.buckets).toHaveLength(from.getTime() % HOUR === 0 ? 24 : 25);
+    const summary = await get(`/projects/${projectId}/agent/summary`, window()).expect(200);
+    expect(res.body.buckets.reduce((sum: number, bucket: { total_runs: number }) => sum + bucket.total_runs, 0)).toBe(summary.body.current.total_runs);
+    // Empty buckets are there, with zeros.
+    expect(res.body.buckets.some((bucket: { total_runs: number }) => bucket.total_runs === 0)).toBe(true);
+  });
+
+  it('minute and day buckets, and an agent filter', async () => {
+    const twoHours = { from: iso(new Date(to.getTime() - 2 * HOUR)), to: iso(to) };
+    const minutes = await timeseries({ ...twoHours, bucket: 'minute', agent_name: 'planner' }).expect(200);
+    expect(minutes.body.buckets).toEqual(approximately(expectedBuckets(runs.filter((run) => run.agent === 'planner'), new Date(twoHours.from), to, 'minute')));
+    // Over a day of whole hours, hour and day buckets read the rollups (and raw rows for the edges and percentiles).
+    const week = { from: iso(new Date(to.getTime() - 7 * DAY)), to: iso(to) };
+    const days = await timeseries({ ...week, bucket: 'day' }).expect(200);
+    expect(days.body.buckets).toEqual(approximately(expectedBuckets(runs, new Date(week.from), to, 'day')));
+    const threeDays = { from: iso(new Date(to.getTime() - 3 * DAY + 17 * MINUTE)), to: iso(to) };
+    const hours = await timeseries({ ...threeDays, bucket: 'hour', agent_name: 'coder' }).expect(200);
+    expect(hours.body.buckets).toEqual(approximately(expectedBuckets(runs.filter((run) => run.agent === 'coder'), new Date(threeDays.from), to, 'hour')));
+  });
+
+  it('auto takes the smallest bucket that gives at most 200; more than 1,500 buckets is invalid_window', async () => {
+    expect((await timeseries({ from: iso(new Date(to.getTime() - 2 * HOUR)), to: iso(to) }).expect(200)).body.bucket).toBe('minute');
+    expect((await timeseries(window()).expect(200)).body.bucket).toBe('hour');
+    expect((await timeseries({ from: iso(new Date(to.getTime() - 30 * DAY)), to: iso(to) }).expect(200)).body.bucket).toBe('day');
+    const tooMany = await timeseries({ from: iso(new Date(to.getTime() - 2 * DAY)), to: iso(to), bucket: 'minute' }).expect(400);
+    expect(tooMany.body.error.code).toBe('invalid_window');
+    expect((await timeseries({ ...window(), bucket: 'week' }).expect(400)).body.error.code).toBe('validation_failed');
   });
 });
 

@@ -94,9 +94,9 @@ describe('GET steps', () => {
     const steps = await getSteps(app, key, project.id, run.id, run.timestamp);
     expect(steps.status).toBe(200);
     expect(steps.body).toEqual([
-      { index: 0, type: 'llm', name: null, tool_name: null, model: null, input: '', output: 'first', tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: null },
-      { index: 1, type: 'llm', name: null, tool_name: null, model: 'm', input: '', output: 'second', tokens: 9, cost_usd: 0.01, started_at: null, duration_ms: null, error: null },
-      { index: 2, type: 'tool', name: null, tool_name: 'grep', model: null, input: 'x', output: 'y', tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: null },
+      { index: 0, type: 'llm', name: null, tool_name: null, model: null, input: '', output: 'first', tokens: null, input_tokens: null, output_tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: null },
+      { index: 1, type: 'llm', name: null, tool_name: null, model: 'm', input: '', output: 'second', tokens: 9, input_tokens: null, output_tokens: null, cost_usd: 0.01, started_at: null, duration_ms: null, error: null },
+      { index: 2, type: 'tool', name: null, tool_name: 'grep', model: null, input: 'x', output: 'y', tokens: null, input_tokens: null, output_tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: null },
     ]);
   });
 

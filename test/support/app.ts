@@ -35,6 +35,7 @@ export async function startTestApp(environment: Record<string, string> = {}) {
     clock,
     http: supertest(service.app),
     close: async () => {
+      await service.otlpDecoders.close();
       await service.ingest.drain();
       await closeStores(stores);
     },

@@ -1,6 +1,5 @@
 // Runs the real service (`node --import tsx src/main.ts`) as a child process, for tests that must kill it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -18,23 +17,11 @@ export interface ChildService {
   stop(): Promise<void>;
 }
 
-/** A loopback port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Only the settings a test chooses, not the jest worker's environment: an inherited CLICKHOUSE_URL or
  * INGEST_LOG_DIR would point the child at stores the test does not own.
  */
-function childEnvironment(dataDir: string, port: number): NodeJS.ProcessEnv {
+function childEnvironment(dataDir: string, environment: Record<string, string>): NodeJS.ProcessEnv {
   const inherited = (name: string) => (process.env[name] ? { [name]: process.env[name] } : {});
   return {
     ...inherited('PATH'),
@@ -45,10 +32,13 @@ function childEnvironment(dataDir: string, port: number): NodeJS.ProcessEnv {
     // Test mode checks every response against the contract's schemas, in the child as in the in-process tests.
     NODE_ENV: 'test',
     DATA_DIR: dataDir,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
+    // The service binds a port of the system's choice and logs it (at info): a port chosen here and handed over could
+    // be bound first by another test's service, since the system hands a freed port out again at once.
+    PORT: '0',
+    LOG_LEVEL: 'info',
     LOG_PRETTY: 'false',
     JWT_SECRET: 'child-service-test-secret-at-least-32-characters',
+    ...environment,
   };
 }
 
@@ -68,8 +58,33 @@ function recordOutputTail(child: ChildProcess): () => string {
   return () => tail;
 }
 
-async function waitUntilReady(url: string, child: ChildProcess, outputTail: () => string): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+/** The port the service listens on, from its "runwatch listening" log line; rejects if it exits or the deadline passes. */
+function listeningPort(child: ChildProcess, deadline: number, outputTail: () => string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let pending = '';
+    const readLines = (chunk: Buffer) => {
+      const lines = (pending + chunk.toString('utf8')).split('\n');
+      pending = lines.pop()!;
+      const listening = lines.find((line) => line.includes('"msg":"runwatch listening"'));
+      if (listening) settle(() => resolve((JSON.parse(listening) as { port: number }).port));
+    };
+    const exitedEarly = () => settle(() => reject(new Error(`the service exited (${child.exitCode ?? child.signalCode}):\n${outputTail()}`)));
+    const timer = setTimeout(() => settle(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the service did not listen within ${READY_TIMEOUT_MS} ms:\n${outputTail()}`));
+    }), deadline - Date.now());
+    const settle = (outcome: () => void) => {
+      clearTimeout(timer);
+      child.stdout!.off('data', readLines);
+      child.off('exit', exitedEarly);
+      outcome();
+    };
+    child.stdout!.on('data', readLines);
+    child.once('exit', exitedEarly);
+  });
+}
+
+async function waitUntilReady(url: string, child: ChildProcess, outputTail: () => string, deadline: number): Promise<void> {
   while (Date.now() < deadline) {
     if (hasExited(child)) {
       throw new Error(`the service exited (${child.exitCode ?? child.signalCode}):\n${outputTail()}`);
@@ -82,15 +97,15 @@ async function waitUntilReady(url: string, child: ChildProcess, outputTail: () =
   throw new Error(`the service was not ready within ${READY_TIMEOUT_MS} ms:\n${outputTail()}`);
 }
 
-/** Starts the service on `dataDir` and a free port; resolves once GET /readyz answers 200. */
-export async function startChildService(dataDir: string): Promise<ChildService> {
-  const port = await freePort();
+/** Starts the service on `dataDir` and a free port, with more settings if any; resolves once GET /readyz answers 200. */
+export async function startChildService(dataDir: string, environment: Record<string, string> = {}): Promise<ChildService> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT, env: childEnvironment(dataDir, port), stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT, env: childEnvironment(dataDir, environment), stdio: ['ignore', 'pipe', 'pipe'],
   });
   const outputTail = recordOutputTail(child);
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(url, child, outputTail);
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const url = `http://127.0.0.1:${await listeningPort(child, deadline, outputTail)}`;
+  await waitUntilReady(url, child, outputTail, deadline);
   return {
     url,
     child,

@@ -1,0 +1,38 @@
+// Serves the dashboard (built into dist/web by `npm run build:web`, which `npm install` runs): index.html at `/`,
+// and its content-hashed assets under /assets, cached for good. The page may talk to this origin only.
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { type Request, type Router } from 'express';
+
+// Where `npm run build:web` writes the dashboard: the same place from src/dashboard (tsx) and dist/dashboard (the build).
+export const WEB_DIR = path.resolve(__dirname, '../../dist/web');
+
+// Everything comes from this origin. (Preact and uPlot set styles through the CSSOM, which style-src allows.)
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'", "img-src 'self' data:", "connect-src 'self'",
+  "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'",
+].join('; ');
+
+/**
+ * The router of the dashboard's page and assets. The page is told whether the request's session cookie is live
+ * (`<body data-session>`), so that a signed-out visitor goes straight to sign in, without a 401 in the console.
+ */
+export function dashboardRouter(hasSession: (req: Request) => Promise<boolean>, directory = WEB_DIR): Router {
+  const router = express.Router();
+  const index = path.join(directory, 'index.html');
+  router.get('/', async (req, res, next) => {
+    try {
+      if (!fs.existsSync(index)) {
+        res.status(404).type('text/plain').send('The dashboard is not built: run `npm run build:web` (npm install runs it).\n');
+        return;
+      }
+      const page = (await fs.promises.readFile(index, 'utf8')).replace('<body>', `<body data-session="${(await hasSession(req)) ? 'live' : 'none'}">`);
+      res.set({ 'Content-Security-Policy': CONTENT_SECURITY_POLICY, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+      res.type('html').send(page);
+    } catch (error) {
+      next(error);
+    }
+  });
+  router.use('/assets', express.static(path.join(directory, 'assets'), { immutable: true, maxAge: '1y', index: false }));
+  return router;
+}

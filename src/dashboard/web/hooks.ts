@@ -1,0 +1,39 @@
+// Loading data for a view: its state while loading, its error, and a way to load it again.
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { windowOf, type Window } from './window';
+
+export interface Loaded<T> {
+  data?: T;
+  error?: Error;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` whenever a dependency changes; an answer to an older call is dropped. */
+export function useLoad<T>(load: () => Promise<T>, dependencies: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  const generation = useRef(0);
+  const run = useCallback(() => {
+    const mine = ++generation.current;
+    setState((before) => ({ ...before, loading: true }));
+    load().then(
+      (data) => mine === generation.current && setState({ data, loading: false }),
+      (error: Error) => mine === generation.current && setState({ error, loading: false }),
+    );
+  }, dependencies);
+  useEffect(run, [run]);
+  return { ...state, reload: run };
+}
+
+/** The value, once it has stopped changing for `ms`. */
+export function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [JSON.stringify(value), ms]);
+  return settled;
+}
+
+/** The view's window, fixed while the URL stays the same (a preset's "now" does not move on every render). */
+export const useWindow = (query: URLSearchParams): Window => useMemo(() => windowOf(query), [query]);

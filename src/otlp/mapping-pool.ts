@@ -1,0 +1,122 @@
+// Maps exports off the event loop: decoding, validating and mapping a span costs about as much as everything the
+// event loop does for it afterwards, so worker threads take that part and the event loop keeps the assembly and
+// the ingest log. With no workers (OTLP_DECODE_WORKERS=0) it maps on the event loop.
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { AppError } from '../http/errors';
+import type { MapAnswer, MapRequest } from './map-worker';
+import { mapExport, type MappedExport } from './mapping';
+
+interface Pending {
+  request: MapRequest;
+  resolve(mapped: MappedExport): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  /** The requests it was sent and has not answered, oldest first: it works on them in that order. */
+  held: number[];
+  /** Ends a worker stuck on its oldest request. */
+  deadline: NodeJS.Timeout | undefined;
+}
+
+// Built, the worker is the JavaScript beside this file; under tsx or jest it is the TypeScript source, which the
+// thread loads through tsx's require hook (a dev dependency, as those runners are), resolved from here.
+const WORKER_FILE = path.join(__dirname, `map-worker${path.extname(__filename)}`);
+const startThread = () => (path.extname(WORKER_FILE) === '.ts'
+  ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(WORKER_FILE)});`, { eval: true })
+  : new Worker(WORKER_FILE));
+
+/** A body that takes a worker longer than this is taken as stuck: the worker is ended and replaced. */
+const DEADLINE_MS = 30_000;
+
+const unavailable = (message: string) => new AppError(503, 'unavailable', message, [], { 'Retry-After': '1' });
+
+export class MappingPool {
+  private readonly slots: (Slot | undefined)[];
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  private closed = false;
+
+  constructor(private readonly size: number, private readonly log: Logger) {
+    this.slots = new Array(size).fill(undefined);
+  }
+
+  /** The export mapped, in a worker (started when first needed) or, with none, here. */
+  map(body: Buffer, mediaType: string, nowMs: number): Promise<MappedExport> {
+    if (this.size === 0) return Promise.resolve().then(() => mapExport(body, mediaType, nowMs));
+    if (this.closed) return Promise.reject(unavailable('the service is stopping'));
+    const request: MapRequest = { id: this.nextId++, body, mediaType, nowMs };
+    return new Promise((resolve, reject) => {
+      this.pending.set(request.id, { request, resolve, reject });
+      this.send(request);
+    });
+  }
+
+  private send(request: MapRequest): void {
+    const index = request.id % this.size;
+    // A slot whose worker is gone gets a new one here, when it is needed: never in a loop of failing starts.
+    const slot = (this.slots[index] ??= this.startWorker(index));
+    slot.held.push(request.id);
+    slot.worker.postMessage(request);
+    this.armDeadline(slot);
+  }
+
+  private armDeadline(slot: Slot): void {
+    clearTimeout(slot.deadline);
+    slot.deadline = slot.held.length === 0 ? undefined : setTimeout(() => void slot.worker.terminate(), DEADLINE_MS).unref();
+  }
+
+  private startWorker(index: number): Slot {
+    const slot: Slot = { worker: startThread(), held: [], deadline: undefined };
+    slot.worker.unref();
+    slot.worker.on('message', (answer: MapAnswer) => {
+      slot.held = slot.held.filter((id) => id !== answer.id);
+      this.armDeadline(slot);
+      const pending = this.pending.get(answer.id);
+      this.pending.delete(answer.id);
+      if ('mapped' in answer) {
+        pending?.resolve(answer.mapped);
+        return;
+      }
+      const { status, code, message, details, headers, stack } = answer.error;
+      if (stack) this.log.error({ stack }, 'otlp: a decoder worker failed on an export');
+      pending?.reject(new AppError(status, code, message, details, headers));
+    });
+    // A message that cannot be read leaves its request unanswered: the worker is ended, which settles what it held.
+    slot.worker.on('messageerror', () => void slot.worker.terminate());
+    slot.worker.on('error', (error) => this.log.error({ err: error }, 'otlp: a decoder worker failed'));
+    slot.worker.on('exit', () => this.workerGone(index, slot));
+    return slot;
+  }
+
+  /**
+   * A worker ended (it failed, was stuck, or the pool is closing). The export it was working on fails, retryable;
+   * the others it held go to its replacement.
+   */
+  private workerGone(index: number, slot: Slot): void {
+    clearTimeout(slot.deadline);
+    if (this.slots[index] === slot) this.slots[index] = undefined;
+    const [current, ...queued] = slot.held;
+    if (current !== undefined) {
+      this.pending.get(current)?.reject(unavailable('the OTLP decoder failed on this export; retry'));
+      this.pending.delete(current);
+    }
+    for (const id of queued) {
+      const pending = this.pending.get(id);
+      if (!pending) continue;
+      if (this.closed) {
+        pending.reject(unavailable('the service is stopping'));
+        this.pending.delete(id);
+      } else this.send(pending.request);
+    }
+  }
+
+  /** Stops the workers; exports still held get 503. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.slots.map((slot) => slot?.worker.terminate()));
+  }
+}
