@@ -76,7 +76,10 @@ async function main() {
   const call = async (method: string, url: string, body?: unknown, token?: string) => {
     const res = await fetch(`${base}${url}`, {
       method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -100,36 +103,49 @@ async function main() {
     const project = await call('POST', `/admin/orgs/${orgId}/projects`, { name: `bench-alerts-${Date.now()}` }, token);
     console.log(`generating ${RUNS.toLocaleString('en-US')} runs over ${DAYS} days…`);
     const started = Date.now();
-    await generateDataset(stores.ch, { projectId: project.id, anchorMs: ANCHOR_MS, runs: RUNS, days: DAYS }, (message) => console.log(`  ${message}`));
+    await generateDataset(
+      stores.ch,
+      { projectId: project.id, anchorMs: ANCHOR_MS, runs: RUNS, days: DAYS },
+      (message) => console.log(`  ${message}`),
+    );
     console.log(`  generated in ${((Date.now() - started) / 1000).toFixed(0)} s`);
     marker = { runs: RUNS, days: DAYS, email, password, orgId, projectId: project.id };
     fs.writeFileSync(MARKER, JSON.stringify(marker, null, 2));
   }
   const { orgId, projectId } = marker;
   const counts = await countDataset(stores.ch, projectId);
-  console.log(`data: ${counts.finished.toLocaleString('en-US')} finished runs, ${counts.running.toLocaleString('en-US')} running`);
+  console.log(
+    `data: ${counts.finished.toLocaleString('en-US')} finished runs, ${counts.running.toLocaleString('en-US')} running`,
+  );
 
   // ---- 1,000 rules, created through the API ----
   await stores.pg.query('DELETE FROM alert_rules WHERE project_id = $1', [projectId]);
   const rulesUrl = `/admin/orgs/${orgId}/projects/${projectId}/alert-rules`;
   for (let i = 0; i < RULES; i += 1) {
     const shape = SIGNAL_RULES[i % SIGNAL_RULES.length];
-    await call('POST', rulesUrl, {
-      name: `bench ${i} ${shape.signal}`,
-      class: 'aggregate',
-      ...shape,
-      agent_name: i % 5 === 0 ? null : AGENTS[(i * 7) % AGENTS.length],
-      window_seconds: WINDOWS[Math.floor(i / SIGNAL_RULES.length) % WINDOWS.length],
-      for_seconds: i % 3 === 0 ? 120 : 0,
-      keep_firing_for_seconds: i % 4 === 0 ? 300 : 0,
-      min_requests: 10,
-      severity: 'warning',
-      channel: 'webhook',
-      channel_config: { url: 'https://hooks.example.com/bench' },
-    }, token);
+    await call(
+      'POST',
+      rulesUrl,
+      {
+        name: `bench ${i} ${shape.signal}`,
+        class: 'aggregate',
+        ...shape,
+        agent_name: i % 5 === 0 ? null : AGENTS[(i * 7) % AGENTS.length],
+        window_seconds: WINDOWS[Math.floor(i / SIGNAL_RULES.length) % WINDOWS.length],
+        for_seconds: i % 3 === 0 ? 120 : 0,
+        keep_firing_for_seconds: i % 4 === 0 ? 300 : 0,
+        min_requests: 10,
+        severity: 'warning',
+        channel: 'webhook',
+        channel_config: { url: 'https://hooks.example.com/bench' },
+      },
+      token,
+    );
   }
   const [{ scopes }] = await stores.pg.query<{ scopes: number }>(
-    'SELECT count(DISTINCT (agent_name, window_seconds))::int AS scopes FROM alert_rules WHERE project_id = $1', [projectId]);
+    'SELECT count(DISTINCT (agent_name, window_seconds))::int AS scopes FROM alert_rules WHERE project_id = $1',
+    [projectId],
+  );
   console.log(`rules: ${RULES} enabled aggregate rules, ${scopes} distinct scopes (agent × window)`);
 
   // ---- evaluation rounds (one every 60 s of the manual clock) ----
@@ -139,24 +155,42 @@ async function main() {
     const started = performance.now();
     const result = await service.alerts.evaluateRound(clock.now());
     rounds.push(performance.now() - started);
-    console.log(`  round ${round + 1}: ${ms(rounds[round])} — ${result.rules} rules, ${result.events} events, ${result.errors} errors`);
+    console.log(
+      `  round ${round + 1}: ${ms(rounds[round])} — ${result.rules} rules, ${result.events} events, ${result.errors} errors`,
+    );
   }
   // The round's one ClickHouse query alone (same scopes, same instant), to show where a round's time goes.
   const rules = await stores.pg.query<{ agent_name: string | null; window_seconds: number }>(
-    'SELECT DISTINCT agent_name, window_seconds FROM alert_rules WHERE project_id = $1', [projectId]);
+    'SELECT DISTINCT agent_name, window_seconds FROM alert_rules WHERE project_id = $1',
+    [projectId],
+  );
   const reader = signalReader(stores.ch, config.reportLimits);
   const queryTimes: number[] = [];
   for (let i = 0; i < ROUNDS; i += 1) {
     const started = performance.now();
-    await reader.readSignals(projectId, rules.map((rule) => ({ agentName: rule.agent_name, windowSeconds: rule.window_seconds })), clock.now());
+    await reader.readSignals(
+      projectId,
+      rules.map((rule) => ({ agentName: rule.agent_name, windowSeconds: rule.window_seconds })),
+      clock.now(),
+    );
     queryTimes.push(performance.now() - started);
   }
   console.log(`  the round's signal query alone: p50 ${ms(percentile(queryTimes, 0.5))}`);
   const states = await stores.pg.query<{ state: string; count: number }>(
-    'SELECT state, count(*)::int AS count FROM alert_rules WHERE project_id = $1 GROUP BY state ORDER BY state', [projectId]);
+    'SELECT state, count(*)::int AS count FROM alert_rules WHERE project_id = $1 GROUP BY state ORDER BY state',
+    [projectId],
+  );
 
   // ---- preview and summary over the same windows ----
-  const latency: { windowSeconds: number; window: string; scope: string; preview50: number; preview95: number; summary50: number; summary95: number }[] = [];
+  const latency: {
+    windowSeconds: number;
+    window: string;
+    scope: string;
+    preview50: number;
+    preview95: number;
+    summary50: number;
+    summary95: number;
+  }[] = [];
   for (const windowSeconds of [300, 3600, 86_400, 604_800, 2_592_000]) {
     for (const agent of [null, AGENTS[0]]) {
       const previews: number[] = [];
@@ -165,9 +199,24 @@ async function main() {
         const to = clock.now();
         const from = new Date(to.getTime() - windowSeconds * 1000);
         let started = performance.now();
-        await call('POST', `${rulesUrl}/preview`, { signal: SIGNAL_RULES[i % SIGNAL_RULES.length].signal, comparator: 'gt', threshold: 0, window_seconds: windowSeconds, agent_name: agent }, token);
+        await call(
+          'POST',
+          `${rulesUrl}/preview`,
+          {
+            signal: SIGNAL_RULES[i % SIGNAL_RULES.length].signal,
+            comparator: 'gt',
+            threshold: 0,
+            window_seconds: windowSeconds,
+            agent_name: agent,
+          },
+          token,
+        );
         const preview = performance.now() - started;
-        const query = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), ...(agent ? { agent_name: agent } : {}) });
+        const query = new URLSearchParams({
+          from: from.toISOString(),
+          to: to.toISOString(),
+          ...(agent ? { agent_name: agent } : {}),
+        });
         started = performance.now();
         await call('GET', `/projects/${projectId}/agent/summary?${query}`, undefined, token);
         const summary = performance.now() - started;
@@ -177,12 +226,18 @@ async function main() {
         }
       }
       const row = {
-        windowSeconds, window: formatWindow(windowSeconds), scope: agent ?? 'all agents',
-        preview50: percentile(previews, 0.5), preview95: percentile(previews, 0.95),
-        summary50: percentile(summaries, 0.5), summary95: percentile(summaries, 0.95),
+        windowSeconds,
+        window: formatWindow(windowSeconds),
+        scope: agent ?? 'all agents',
+        preview50: percentile(previews, 0.5),
+        preview95: percentile(previews, 0.95),
+        summary50: percentile(summaries, 0.5),
+        summary95: percentile(summaries, 0.95),
       };
       latency.push(row);
-      console.log(`  ${row.scope} · last ${row.window}: preview p95 ${ms(row.preview95)}, summary p95 ${ms(row.summary95)}`);
+      console.log(
+        `  ${row.scope} · last ${row.window}: preview p95 ${ms(row.preview95)}, summary p95 ${ms(row.summary95)}`,
+      );
     }
   }
 
@@ -192,16 +247,27 @@ async function main() {
   const previewP95 = worstPreview(latency.filter((row) => row.windowSeconds <= DAY_SECONDS));
   const preview30dP95 = worstPreview(latency.filter((row) => row.windowSeconds === 30 * DAY_SECONDS));
   console.log('');
-  console.log(`evaluation round, ${RULES} rules over ${RUNS.toLocaleString('en-US')} runs: p50 ${ms(roundP50)} (first ${ms(rounds[0])}, max ${ms(Math.max(...rounds))}) — goal ≤ ${GOALS.roundMs} ms: ${roundP50 <= GOALS.roundMs ? 'met' : 'MISSED'}`);
+  console.log(
+    `evaluation round, ${RULES} rules over ${RUNS.toLocaleString('en-US')} runs: p50 ${ms(roundP50)} (first ${ms(rounds[0])}, max ${ms(Math.max(...rounds))}) — goal ≤ ${GOALS.roundMs} ms: ${roundP50 <= GOALS.roundMs ? 'met' : 'MISSED'}`,
+  );
   console.log(`rule states after ${ROUNDS} rounds: ${states.map((row) => `${row.state} ${row.count}`).join(', ')}`);
   console.log('');
   console.log(`latency over HTTP (${CALLS} calls each)                preview p50 / p95          summary p50 / p95`);
   for (const row of latency) {
-    console.log(`  ${`${row.scope} · last ${row.window}`.padEnd(40)} ${ms(row.preview50).padStart(10)} / ${ms(row.preview95).padEnd(12)} ${ms(row.summary50).padStart(10)} / ${ms(row.summary95)}`);
+    console.log(
+      `  ${`${row.scope} · last ${row.window}`.padEnd(40)} ${ms(row.preview50).padStart(10)} / ${ms(row.preview95).padEnd(12)} ${ms(row.summary50).padStart(10)} / ${ms(row.summary95)}`,
+    );
   }
-  console.log(`preview p95, worst window up to a day: ${ms(previewP95)} — goal ≤ ${GOALS.previewP95Ms} ms: ${previewP95 <= GOALS.previewP95Ms ? 'met' : 'MISSED'}`);
-  console.log(`preview p95, 30-day windows: ${ms(preview30dP95)} — goal ≤ ${GOALS.preview30dP95Ms} ms: ${preview30dP95 <= GOALS.preview30dP95Ms ? 'met' : 'MISSED'}`);
-  fs.writeFileSync(path.join(DATA_DIR, 'results.json'), JSON.stringify({ runs: RUNS, rules: RULES, scopes, rounds, queryTimes, latency, states }, null, 2));
+  console.log(
+    `preview p95, worst window up to a day: ${ms(previewP95)} — goal ≤ ${GOALS.previewP95Ms} ms: ${previewP95 <= GOALS.previewP95Ms ? 'met' : 'MISSED'}`,
+  );
+  console.log(
+    `preview p95, 30-day windows: ${ms(preview30dP95)} — goal ≤ ${GOALS.preview30dP95Ms} ms: ${preview30dP95 <= GOALS.preview30dP95Ms ? 'met' : 'MISSED'}`,
+  );
+  fs.writeFileSync(
+    path.join(DATA_DIR, 'results.json'),
+    JSON.stringify({ runs: RUNS, rules: RULES, scopes, rounds, queryTimes, latency, states }, null, 2),
+  );
 
   await new Promise((resolve) => server.close(resolve));
   await closeStores(stores);
@@ -213,4 +279,3 @@ main().catch((error) => {
   console.error(error);
   process.exit(1);
 });
-

@@ -24,7 +24,13 @@ function memoryOf(pid: number) {
 }
 
 async function secondsUntilReady(url: string, startedAt: number): Promise<number> {
-  while (!(await fetch(`${url}/readyz`).then((res) => res.ok, () => false))) await new Promise((resolve) => setTimeout(resolve, 10));
+  while (
+    !(await fetch(`${url}/readyz`).then(
+      (res) => res.ok,
+      () => false,
+    ))
+  )
+    await new Promise((resolve) => setTimeout(resolve, 10));
   return (performance.now() - startedAt) / 1000;
 }
 
@@ -39,8 +45,13 @@ async function ingestRuns(server: ServerProcess): Promise<void> {
   const { projectId, key } = await createProjectKey(server.url);
   const now = Date.now();
   const figure = await batchEndToEnd(server, {
-    projectId, key, body: batchBody(wholeRunItems(BATCH, now)), batches: RUNS / BATCH, concurrency: 2,
-    window: { from: new Date(now - 3_600_000), to: new Date(now + 3_600_000) }, timeoutSeconds: 60,
+    projectId,
+    key,
+    body: batchBody(wholeRunItems(BATCH, now)),
+    batches: RUNS / BATCH,
+    concurrency: 2,
+    window: { from: new Date(now - 3_600_000), to: new Date(now + 3_600_000) },
+    timeoutSeconds: 60,
   });
   if (figure.counted !== RUNS) throw new Error(`the summary counted ${figure.counted} runs of ${RUNS}`);
 }
@@ -53,7 +64,12 @@ async function main(): Promise<void> {
   fs.rmSync(DATA_DIR, { recursive: true, force: true });
   const loadBefore = os.loadavg()[0];
   const startedAt = performance.now();
-  const server = await startProcess(['dist/main.js'], { DATA_DIR, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }, PORT, '/healthz');
+  const server = await startProcess(
+    ['dist/main.js'],
+    { DATA_DIR, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
+    PORT,
+    '/healthz',
+  );
   const healthzSeconds = (performance.now() - startedAt) / 1000;
   const readyzSeconds = await secondsUntilReady(server.url, startedAt);
   await waitUntilIdle(server);
@@ -64,9 +80,13 @@ async function main(): Promise<void> {
   const stopSeconds = await secondsToStop(server);
 
   console.log(`\nfootprint on an empty DATA_DIR (load average before: ${loadBefore.toFixed(1)})`);
-  console.log(`start     /healthz 200 after ${healthzSeconds.toFixed(2)} s, /readyz 200 after ${readyzSeconds.toFixed(2)} s   (goal ≤ ${GOALS.startSeconds} s)`);
+  console.log(
+    `start     /healthz 200 after ${healthzSeconds.toFixed(2)} s, /readyz 200 after ${readyzSeconds.toFixed(2)} s   (goal ≤ ${GOALS.startSeconds} s)`,
+  );
   console.log(`idle      ${formatMemory(idle)}   (goal ≤ ${GOALS.idleMiB} MiB)`);
-  console.log(`${RUNS} runs and a summary   ${formatMemory(loaded)}, peak ${loaded.peak.toFixed(0)} MiB   (goal ≤ ${GOALS.loadedMiB} MiB)`);
+  console.log(
+    `${RUNS} runs and a summary   ${formatMemory(loaded)}, peak ${loaded.peak.toFixed(0)} MiB   (goal ≤ ${GOALS.loadedMiB} MiB)`,
+  );
   console.log(`stop      SIGTERM to exit ${stopSeconds.toFixed(2)} s   (goal ≤ ${GOALS.stopSeconds} s)`);
 }
 

@@ -12,7 +12,13 @@ import { measureBulkInsert } from './lib/engine-reference';
 import { otlpExport, SPANS_PER_TRACE } from './lib/otlp-traces';
 import { printGoals, printTable, type Figure, type Scenarios } from './lib/ingest-report';
 import { startProbe } from './lib/probe';
-import { createProjectKey, startProcess, startRunwatch, waitUntilIdle, type ServerProcess } from './lib/service-process';
+import {
+  createProjectKey,
+  startProcess,
+  startRunwatch,
+  waitUntilIdle,
+  type ServerProcess,
+} from './lib/service-process';
 import { batchBody, wholeRunItems, type WholeRunItem } from './lib/whole-runs';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -39,11 +45,20 @@ const BARE_SERVER = `
 
 type Load = Omit<autocannon.Options, 'url'> & { path?: string };
 
-async function measure(name: string, server: ServerProcess, { path: urlPath = '/', ...options }: Load, runsPerRequest: number): Promise<Figure> {
+async function measure(
+  name: string,
+  server: ServerProcess,
+  { path: urlPath = '/', ...options }: Load,
+  runsPerRequest: number,
+): Promise<Figure> {
   await waitUntilIdle(server);
   // The first seconds let the JIT and the stores settle; only what completes in the next ones counts.
-  const load = await countedLoad({ ...options, url: `${server.url}${urlPath}`, connections: CONNECTIONS }, WARM_UP_SECONDS, DURATION_SECONDS,
-    () => startProbe(server.cpuSeconds, server.engineDir));
+  const load = await countedLoad(
+    { ...options, url: `${server.url}${urlPath}`, connections: CONNECTIONS },
+    WARM_UP_SECONDS,
+    DURATION_SECONDS,
+    () => startProbe(server.cpuSeconds, server.engineDir),
+  );
   const requestsPerSecond = load.responses / load.usage.seconds;
   return {
     name,
@@ -69,20 +84,33 @@ interface RunContext {
 function startFinishRequests(key: string): autocannon.Request[] {
   return [
     {
-      method: 'POST', path: '/ingest/agent/runs', headers: json(key),
+      method: 'POST',
+      path: '/ingest/agent/runs',
+      headers: json(key),
       setupRequest: (request, context: RunContext) => {
         context.id = randomUUID();
         context.timestamp = new Date().toISOString();
-        return { ...request, body: JSON.stringify({ agent_name: 'bench-agent', id: context.id, timestamp: context.timestamp, input: 'plan a trip' }) };
+        return {
+          ...request,
+          body: JSON.stringify({
+            agent_name: 'bench-agent',
+            id: context.id,
+            timestamp: context.timestamp,
+            input: 'plan a trip',
+          }),
+        };
       },
     },
     {
-      method: 'POST', headers: json(key),
+      method: 'POST',
+      headers: json(key),
       setupRequest: (request, context: RunContext) => ({
         ...request,
         path: `/ingest/agent/runs/${context.id}/finish`,
         body: JSON.stringify({
-          timestamp: context.timestamp, status: 'completed', output: 'done',
+          timestamp: context.timestamp,
+          status: 'completed',
+          output: 'done',
           steps: [
             { index: 0, type: 'llm', model: 'gpt-x', tokens: 120, cost_usd: 0.0012, output: 'call search' },
             { index: 1, type: 'tool', tool_name: 'search', input: '{"q":"paris"}', output: 'sunny' },
@@ -93,15 +121,29 @@ function startFinishRequests(key: string): autocannon.Request[] {
   ];
 }
 
-const batchRequest = (key: string, body: string): Load => ({ method: 'POST', path: '/ingest/agent/runs/batch', headers: json(key), body });
+const batchRequest = (key: string, body: string): Load => ({
+  method: 'POST',
+  path: '/ingest/agent/runs/batch',
+  headers: json(key),
+  body,
+});
 
 /** The bare server under the starts' load, and under the OTLP exports' (the same bodies, answered without reading them). */
 async function measureCeilings(otlp: ReturnType<typeof otlpExport>): Promise<{ ceiling: Figure; otlpCeiling: Figure }> {
   const bare = await startProcess(['-e', BARE_SERVER], {}, 18_080, '/');
   try {
-    const ceiling = await measure('ceiling: bare node:http 201', bare, { method: 'POST', headers: { 'content-type': 'application/json' }, body: startBody() }, 1);
-    const otlpCeiling = await measure(`ceiling: bare node:http 201, the OTLP exports (${otlp.spans} spans each)`, bare,
-      { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: otlp.template }, OTLP_TRACES_PER_EXPORT);
+    const ceiling = await measure(
+      'ceiling: bare node:http 201',
+      bare,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: startBody() },
+      1,
+    );
+    const otlpCeiling = await measure(
+      `ceiling: bare node:http 201, the OTLP exports (${otlp.spans} spans each)`,
+      bare,
+      { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: otlp.template },
+      OTLP_TRACES_PER_EXPORT,
+    );
     return { ceiling, otlpCeiling };
   } finally {
     await bare.stop();
@@ -110,10 +152,14 @@ async function measureCeilings(otlp: ReturnType<typeof otlpExport>): Promise<{ c
 
 /** OTLP/HTTP protobuf exports, each of fresh traces (never a re-export). */
 const otlpLoad = (key: string, otlp: ReturnType<typeof otlpExport>): Load => ({
-  requests: [{
-    method: 'POST', path: '/v1/traces', headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${key}` },
-    setupRequest: (request) => ({ ...request, body: otlp.fresh() }),
-  }],
+  requests: [
+    {
+      method: 'POST',
+      path: '/v1/traces',
+      headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${key}` },
+      setupRequest: (request) => ({ ...request, body: otlp.fresh() }),
+    },
+  ],
 });
 
 /** From the first batch request until the summary of a fresh project counts every run acknowledged. */
@@ -124,8 +170,13 @@ async function measureEndToEnd(runwatch: ServerProcess): Promise<{ figure: Figur
   // The runs start in the minute before now; the window holds them with minutes to spare on both sides.
   const window = { from: new Date(now - 10 * MINUTE_MS), to: new Date(now + 10 * MINUTE_MS) };
   const detail = await batchEndToEnd(runwatch, {
-    projectId, key, body: batchBody(wholeRunItems(BATCH_SIZE, now)), batches: END_TO_END_BATCHES, concurrency: CONNECTIONS,
-    window, timeoutSeconds: END_TO_END_TIMEOUT_SECONDS,
+    projectId,
+    key,
+    body: batchBody(wholeRunItems(BATCH_SIZE, now)),
+    batches: END_TO_END_BATCHES,
+    concurrency: CONNECTIONS,
+    window,
+    timeoutSeconds: END_TO_END_TIMEOUT_SECONDS,
   });
   const complete = detail.counted >= detail.acknowledged;
   const figure: Figure = {
@@ -145,11 +196,30 @@ async function measureRunwatch(dataDir: string, items: readonly WholeRunItem[], 
   const runwatch = await startRunwatch(dataDir, 18_081);
   try {
     const { key } = await createProjectKey(runwatch.url);
-    const starts = await measure('runwatch: run start', runwatch, { method: 'POST', path: '/ingest/agent/runs', headers: json(key), body: startBody() }, 1);
-    const pairs = await measure('runwatch: start + finish (2 requests a run)', runwatch, { requests: startFinishRequests(key) }, 0.5);
-    const batch = await measure(`runwatch: batch of ${BATCH_SIZE} whole runs`, runwatch, batchRequest(key, batchBody(items)), BATCH_SIZE);
-    const otlpFigure = await measure(`runwatch: OTLP protobuf exports of ${OTLP_TRACES_PER_EXPORT} traces (1 agent span + 5 children)`, runwatch,
-      otlpLoad(key, otlp), OTLP_TRACES_PER_EXPORT);
+    const starts = await measure(
+      'runwatch: run start',
+      runwatch,
+      { method: 'POST', path: '/ingest/agent/runs', headers: json(key), body: startBody() },
+      1,
+    );
+    const pairs = await measure(
+      'runwatch: start + finish (2 requests a run)',
+      runwatch,
+      { requests: startFinishRequests(key) },
+      0.5,
+    );
+    const batch = await measure(
+      `runwatch: batch of ${BATCH_SIZE} whole runs`,
+      runwatch,
+      batchRequest(key, batchBody(items)),
+      BATCH_SIZE,
+    );
+    const otlpFigure = await measure(
+      `runwatch: OTLP protobuf exports of ${OTLP_TRACES_PER_EXPORT} traces (1 agent span + 5 children)`,
+      runwatch,
+      otlpLoad(key, otlp),
+      OTLP_TRACES_PER_EXPORT,
+    );
     const endToEnd = await measureEndToEnd(runwatch);
     return { starts, pairs, batch, otlp: otlpFigure, endToEnd };
   } finally {
@@ -160,7 +230,11 @@ async function measureRunwatch(dataDir: string, items: readonly WholeRunItem[], 
 /** Last, once the server has stopped: the two engines never compete for the machine's cores. */
 async function measureEngine(dataDir: string, items: readonly WholeRunItem[]): Promise<Figure> {
   const engine = await measureBulkInsert({
-    dataDir, items, chunkRuns: ENGINE_CHUNK_RUNS, seconds: DURATION_SECONDS, thresholds: loadConfig({}).loopThresholds,
+    dataDir,
+    items,
+    chunkRuns: ENGINE_CHUNK_RUNS,
+    seconds: DURATION_SECONDS,
+    thresholds: loadConfig({}).loopThresholds,
   });
   return {
     name: `engine alone: bulk insert of the batch's rows, ${ENGINE_CHUNK_RUNS.toLocaleString('en-US')} runs an insert (bench process)`,
@@ -176,11 +250,14 @@ async function measureEngine(dataDir: string, items: readonly WholeRunItem[]): P
 
 function printEndToEnd(detail: EndToEndFigure): void {
   const runs = (value: number) => value.toLocaleString('en-US');
-  const counted = detail.counted >= detail.acknowledged
-    ? `the summary counted all of them at ${detail.countedAt.toFixed(1)} s (${(detail.countedAt - detail.acknowledgedAt).toFixed(1)} s after the last acknowledgement, ${detail.summaryCalls} summary calls)`
-    : `the summary counted only ${runs(detail.counted)} after ${END_TO_END_TIMEOUT_SECONDS} s more (${detail.summaryCalls} calls): no end-to-end figure`;
-  console.log(`\nbatch end to end: ${runs(detail.acknowledged)} runs acknowledged in ${detail.acknowledgedAt.toFixed(1)} s `
-    + `(${CONNECTIONS} batches in flight, ${detail.failures} failed); ${counted}`);
+  const counted =
+    detail.counted >= detail.acknowledged
+      ? `the summary counted all of them at ${detail.countedAt.toFixed(1)} s (${(detail.countedAt - detail.acknowledgedAt).toFixed(1)} s after the last acknowledgement, ${detail.summaryCalls} summary calls)`
+      : `the summary counted only ${runs(detail.counted)} after ${END_TO_END_TIMEOUT_SECONDS} s more (${detail.summaryCalls} calls): no end-to-end figure`;
+  console.log(
+    `\nbatch end to end: ${runs(detail.acknowledged)} runs acknowledged in ${detail.acknowledgedAt.toFixed(1)} s ` +
+      `(${CONNECTIONS} batches in flight, ${detail.failures} failed); ${counted}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -196,12 +273,31 @@ async function main(): Promise<void> {
   const otlp = otlpExport(OTLP_TRACES_PER_EXPORT);
 
   const { ceiling, otlpCeiling } = await measureCeilings(otlp);
-  const { starts, pairs, batch, otlp: otlpFigure, endToEnd } = await measureRunwatch(path.join(dataDir, 'service'), items, otlp);
+  const {
+    starts,
+    pairs,
+    batch,
+    otlp: otlpFigure,
+    endToEnd,
+  } = await measureRunwatch(path.join(dataDir, 'service'), items, otlp);
   // The service's and the bench's engines have data directories of their own.
   const engine = await measureEngine(path.join(dataDir, 'engine'), items);
 
-  const scenarios: Scenarios = { ceiling, starts, pairs, batch, endToEnd: endToEnd.figure, engine, otlp: otlpFigure, otlpCeiling, spansPerRun: SPANS_PER_TRACE };
-  printTable([ceiling, starts, pairs, batch, endToEnd.figure, engine, otlpCeiling, otlpFigure], { connections: CONNECTIONS, seconds: DURATION_SECONDS });
+  const scenarios: Scenarios = {
+    ceiling,
+    starts,
+    pairs,
+    batch,
+    endToEnd: endToEnd.figure,
+    engine,
+    otlp: otlpFigure,
+    otlpCeiling,
+    spansPerRun: SPANS_PER_TRACE,
+  };
+  printTable([ceiling, starts, pairs, batch, endToEnd.figure, engine, otlpCeiling, otlpFigure], {
+    connections: CONNECTIONS,
+    seconds: DURATION_SECONDS,
+  });
   printEndToEnd(endToEnd.detail);
   printGoals(scenarios);
   fs.rmSync(previous, { recursive: true, force: true });

@@ -46,21 +46,41 @@ interface Candidate {
 function runStartPayload(): Buffer {
   const projectId = uuidv7();
   return encodeWrite({
-    projectId, replaced: [], traces: [],
-    live: [{
-      project_id: projectId, timestamp: toClickHouseTime(new Date()), id: uuidv7(), version: 0, finished: 0,
-      agent_name: 'support-triage-agent',
-      input: 'Summarise ticket #48213 for the on-call engineer: the customer cannot export invoices as PDF since the last release.',
-      metadata: [1, 4, 17, 42, 1024], loop_detected: false, loop_step_index: null, total_steps: 0, total_tokens: 0, total_cost_usd: 0,
-      tool_calls: 0, tool_names: [],
-    }],
+    projectId,
+    replaced: [],
+    traces: [],
+    live: [
+      {
+        project_id: projectId,
+        timestamp: toClickHouseTime(new Date()),
+        id: uuidv7(),
+        version: 0,
+        finished: 0,
+        agent_name: 'support-triage-agent',
+        input:
+          'Summarise ticket #48213 for the on-call engineer: the customer cannot export invoices as PDF since the last release.',
+        metadata: [1, 4, 17, 42, 1024],
+        loop_detected: false,
+        loop_step_index: null,
+        total_steps: 0,
+        total_tokens: 0,
+        total_cost_usd: 0,
+        tool_calls: 0,
+        tool_names: [],
+      },
+    ],
     finished: [],
     steps: [],
   });
 }
 
 function ingestLogStore(directory: string): Store {
-  const { log } = IngestLog.open({ directory, maxBytes: LOG_MAX_BYTES, log: pino({ level: 'warn' }), rowsOf: rowsInRecord });
+  const { log } = IngestLog.open({
+    directory,
+    maxBytes: LOG_MAX_BYTES,
+    log: pino({ level: 'warn' }),
+    rowsOf: rowsInRecord,
+  });
   let read: ReturnType<IngestLog['sealedSegments']> = [];
   return {
     append: async (payload) => void (await log.append(payload)),
@@ -85,7 +105,11 @@ function ingestLogStore(directory: string): Store {
  */
 function lmdbStore(directory: string, overlappingSync: boolean): Store {
   const db = lmdb.open<Buffer, number>({
-    path: directory, encoding: 'binary', mapSize: LMDB_MAP_BYTES, overlappingSync, separateFlushed: overlappingSync,
+    path: directory,
+    encoding: 'binary',
+    mapSize: LMDB_MAP_BYTES,
+    overlappingSync,
+    separateFlushed: overlappingSync,
   });
   let nextKey = 1;
   let firstKey = 1;
@@ -119,18 +143,28 @@ const CANDIDATES: Candidate[] = [
 /** CPU seconds of the whole process (every thread: libuv's pool, LMDB's write thread) and of its JavaScript thread. */
 function cpuSeconds(): { total: number; main: number } {
   const { user, system } = process.cpuUsage();
-  const fields = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  const fields = fs
+    .readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
+    .replace(/^.*\) /s, '')
+    .split(' ');
   return { total: (user + system) / 1e6, main: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND };
 }
 
 /** Measures whatever `work` does: wall seconds and cores used over them. */
-async function measured<T>(work: () => Promise<T>): Promise<{ result: T; seconds: number; cores: number; jsCores: number }> {
+async function measured<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; seconds: number; cores: number; jsCores: number }> {
   const cpuBefore = cpuSeconds();
   const started = performance.now();
   const result = await work();
   const seconds = (performance.now() - started) / 1000;
   const cpuAfter = cpuSeconds();
-  return { result, seconds, cores: (cpuAfter.total - cpuBefore.total) / seconds, jsCores: (cpuAfter.main - cpuBefore.main) / seconds };
+  return {
+    result,
+    seconds,
+    cores: (cpuAfter.total - cpuBefore.total) / seconds,
+    jsCores: (cpuAfter.main - cpuBefore.main) / seconds,
+  };
 }
 
 /** One writer: appends, waits for its own acknowledgement, and again, until the deadline; keeps each ack's latency. */
@@ -142,7 +176,13 @@ async function writer(store: Store, payload: Buffer, deadline: number, latencies
   }
 }
 
-async function appendFor(store: Store, payload: Buffer, writers: number, seconds: number, latencies: number[] = []): Promise<number> {
+async function appendFor(
+  store: Store,
+  payload: Buffer,
+  writers: number,
+  seconds: number,
+  latencies: number[] = [],
+): Promise<number> {
   const before = latencies.length;
   const deadline = performance.now() + seconds * 1000;
   await Promise.all(Array.from({ length: writers }, () => writer(store, payload, deadline, latencies)));
@@ -181,7 +221,12 @@ interface AppendFigure {
 
 async function appendSpan(store: Store, payload: Buffer, writers: number, latencies: number[]): Promise<Span> {
   const loadBefore = os.loadavg()[0];
-  const { result: appends, seconds, cores, jsCores } = await measured(() => appendFor(store, payload, writers, SECONDS, latencies));
+  const {
+    result: appends,
+    seconds,
+    cores,
+    jsCores,
+  } = await measured(() => appendFor(store, payload, writers, SECONDS, latencies));
   return { appends, seconds, cpu: cores * seconds, jsCpu: jsCores * seconds, loadBefore };
 }
 
@@ -190,9 +235,14 @@ function appendFigure(candidate: Candidate, writers: number, spans: Span[], late
   const seconds = sum(spans.map((span) => span.seconds));
   latencies.sort((a, b) => a - b);
   return {
-    candidate: candidate.name, writers, perSecond: median(rates), range: [Math.min(...rates), Math.max(...rates)],
-    p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99),
-    cores: sum(spans.map((span) => span.cpu)) / seconds, jsCores: sum(spans.map((span) => span.jsCpu)) / seconds,
+    candidate: candidate.name,
+    writers,
+    perSecond: median(rates),
+    range: [Math.min(...rates), Math.max(...rates)],
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    cores: sum(spans.map((span) => span.cpu)) / seconds,
+    jsCores: sum(spans.map((span) => span.jsCpu)) / seconds,
     loadBefore: Math.max(...spans.map((span) => span.loadBefore)),
   };
 }
@@ -200,11 +250,15 @@ function appendFigure(candidate: Candidate, writers: number, spans: Span[], late
 /** Every candidate with `writers` writers, in its own store, ROUNDS spans each, taking turns. */
 async function measureAppends(writers: number, payload: Buffer): Promise<AppendFigure[]> {
   const runs = CANDIDATES.map((candidate) => ({
-    candidate, store: candidate.open(freshDirectory(`${slug(candidate.name)}-c${writers}`)), spans: [] as Span[], latencies: [] as number[],
+    candidate,
+    store: candidate.open(freshDirectory(`${slug(candidate.name)}-c${writers}`)),
+    spans: [] as Span[],
+    latencies: [] as number[],
   }));
   for (const run of runs) await appendFor(run.store, payload, writers, WARM_UP_SECONDS);
   for (let round = 0; round < ROUNDS; round += 1) {
-    for (const run of rotated(runs, round)) run.spans.push(await appendSpan(run.store, payload, writers, run.latencies));
+    for (const run of rotated(runs, round))
+      run.spans.push(await appendSpan(run.store, payload, writers, run.latencies));
   }
   for (const run of runs) await run.store.close();
   return runs.map((run) => appendFigure(run.candidate, writers, run.spans, run.latencies));
@@ -221,28 +275,41 @@ interface DrainFigure {
 async function drainRound(store: Store, payload: Buffer): Promise<Omit<DrainFigure, 'candidate'>> {
   await Promise.all(Array.from({ length: DRAIN_RECORDS }, () => store.append(payload)));
   const read = await measured(() => store.readAll());
-  if (read.result.length !== DRAIN_RECORDS) throw new Error(`read back ${read.result.length} records, not ${DRAIN_RECORDS}`);
+  if (read.result.length !== DRAIN_RECORDS)
+    throw new Error(`read back ${read.result.length} records, not ${DRAIN_RECORDS}`);
   const deleted = await measured(() => store.deleteRead());
   const seconds = read.seconds + deleted.seconds;
-  return { readMs: read.seconds * 1000, deleteMs: deleted.seconds * 1000, cores: (read.cores * read.seconds + deleted.cores * deleted.seconds) / seconds };
+  return {
+    readMs: read.seconds * 1000,
+    deleteMs: deleted.seconds * 1000,
+    cores: (read.cores * read.seconds + deleted.cores * deleted.seconds) / seconds,
+  };
 }
 
 /** Every candidate's drain, DRAIN_ROUNDS times each, taking turns; the medians. */
 async function measureDrains(payload: Buffer): Promise<DrainFigure[]> {
   const runs = CANDIDATES.map((candidate) => ({
-    candidate, store: candidate.open(freshDirectory(`${slug(candidate.name)}-drain`)), rounds: [] as Omit<DrainFigure, 'candidate'>[],
+    candidate,
+    store: candidate.open(freshDirectory(`${slug(candidate.name)}-drain`)),
+    rounds: [] as Omit<DrainFigure, 'candidate'>[],
   }));
   for (let round = 0; round < DRAIN_ROUNDS; round += 1) {
     for (const run of rotated(runs, round)) run.rounds.push(await drainRound(run.store, payload));
   }
   for (const run of runs) await run.store.close();
   return runs.map(({ candidate, rounds }) => ({
-    candidate: candidate.name, readMs: median(rounds.map((r) => r.readMs)),
-    deleteMs: median(rounds.map((r) => r.deleteMs)), cores: median(rounds.map((r) => r.cores)),
+    candidate: candidate.name,
+    readMs: median(rounds.map((r) => r.readMs)),
+    deleteMs: median(rounds.map((r) => r.deleteMs)),
+    cores: median(rounds.map((r) => r.cores)),
   }));
 }
 
-const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/-$/, '');
+const slug = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/-$/, '');
 
 // Each store gets a directory never used before in this run: deleting many files on this VM slows the creation of
 // new ones for a while, so nothing is deleted until every figure is taken.
@@ -257,22 +324,32 @@ const count = (value: number) => Math.round(value).toLocaleString('en-US');
 const ms = (value: number) => (value < 10 ? value.toFixed(2) : value.toFixed(1));
 
 function printAppends(figures: AppendFigure[]): void {
-  console.log(`\n### Durable appends: ${ROUNDS} spans of ${SECONDS} s per row, taking turns, after a ${WARM_UP_SECONDS} s warm-up\n`);
-  console.log('| candidate | writers | appends/s (median) | range | p50 ack ms | p99 ack ms | CPU cores (JS thread) | CPU µs / append | load before (max) |');
+  console.log(
+    `\n### Durable appends: ${ROUNDS} spans of ${SECONDS} s per row, taking turns, after a ${WARM_UP_SECONDS} s warm-up\n`,
+  );
+  console.log(
+    '| candidate | writers | appends/s (median) | range | p50 ack ms | p99 ack ms | CPU cores (JS thread) | CPU µs / append | load before (max) |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const f of figures) {
     const perAppend = (f.cores * 1e6) / f.perSecond;
     const range = `${count(f.range[0])}–${count(f.range[1])}`;
-    console.log(`| ${f.candidate} | ${f.writers} | ${count(f.perSecond)} | ${range} | ${ms(f.p50)} | ${ms(f.p99)} | ${f.cores.toFixed(2)} (${f.jsCores.toFixed(2)}) | ${count(perAppend)} | ${f.loadBefore.toFixed(2)} |`);
+    console.log(
+      `| ${f.candidate} | ${f.writers} | ${count(f.perSecond)} | ${range} | ${ms(f.p50)} | ${ms(f.p99)} | ${f.cores.toFixed(2)} (${f.jsCores.toFixed(2)}) | ${count(perAppend)} | ${f.loadBefore.toFixed(2)} |`,
+    );
   }
 }
 
 function printDrains(figures: DrainFigure[]): void {
-  console.log(`\n### The flusher's side: ${count(DRAIN_RECORDS)} records read back in order, then deleted (median of ${DRAIN_ROUNDS})\n`);
+  console.log(
+    `\n### The flusher's side: ${count(DRAIN_RECORDS)} records read back in order, then deleted (median of ${DRAIN_ROUNDS})\n`,
+  );
   console.log('| candidate | read ms | delete ms | total ms | CPU cores |');
   console.log('|---|---:|---:|---:|---:|');
   for (const f of figures) {
-    console.log(`| ${f.candidate} | ${ms(f.readMs)} | ${ms(f.deleteMs)} | ${ms(f.readMs + f.deleteMs)} | ${f.cores.toFixed(2)} |`);
+    console.log(
+      `| ${f.candidate} | ${ms(f.readMs)} | ${ms(f.deleteMs)} | ${ms(f.readMs + f.deleteMs)} | ${f.cores.toFixed(2)} |`,
+    );
   }
 }
 
@@ -281,9 +358,16 @@ async function main(): Promise<void> {
   const payload = runStartPayload();
   // The native library's version is exported, though not in the package's types.
   const lmdbNative = (lmdb as unknown as { version: { versionString: string } }).version;
-  const lmdbPackage = JSON.parse(fs.readFileSync(path.join(__dirname, '../node_modules/lmdb/package.json'), 'utf8')) as { version: string };
+  const lmdbPackage = JSON.parse(
+    fs.readFileSync(path.join(__dirname, '../node_modules/lmdb/package.json'), 'utf8'),
+  ) as { version: string };
   console.log(`## bench:log-store — ${new Date().toISOString()}, ${os.cpus().length} cores, Node ${process.version}`);
-  console.log(`lmdb ${lmdbPackage.version} (${lmdbNative.versionString}); record ${payload.length} bytes (a run start, encodeWrite); load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `lmdb ${lmdbPackage.version} (${lmdbNative.versionString}); record ${payload.length} bytes (a run start, encodeWrite); load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 
   const appends: AppendFigure[] = [];
   for (const writers of WRITER_COUNTS) appends.push(...(await measureAppends(writers, payload)));

@@ -26,18 +26,37 @@ async function main() {
   const inAgent = trace.setSpan(context.active(), agent);
 
   // A model call (an llm step): tokens are priced from the model's entry in runwatch's price table.
-  const chat = tracer.startSpan('chat gpt-4o-mini', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini' } }, inAgent);
-  chat.setAttributes({ 'gen_ai.response.model': 'gpt-4o-mini-2024-07-18', 'gen_ai.usage.input_tokens': 412, 'gen_ai.usage.output_tokens': 38 });
+  const chat = tracer.startSpan(
+    'chat gpt-4o-mini',
+    { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini' } },
+    inAgent,
+  );
+  chat.setAttributes({
+    'gen_ai.response.model': 'gpt-4o-mini-2024-07-18',
+    'gen_ai.usage.input_tokens': 412,
+    'gen_ai.usage.output_tokens': 38,
+  });
   chat.end();
 
   // The tool the model asked for (a tool step): its arguments and result feed loop detection.
-  const tool = tracer.startSpan('execute_tool lookup_order', {
-    attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_order', 'gen_ai.tool.call.arguments': '{"order":42}' },
-  }, inAgent);
+  const tool = tracer.startSpan(
+    'execute_tool lookup_order',
+    {
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'lookup_order',
+        'gen_ai.tool.call.arguments': '{"order":42}',
+      },
+    },
+    inAgent,
+  );
   tool.setAttribute('gen_ai.tool.call.result', '{"status":"shipped"}');
   tool.end();
 
-  agent.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'It has shipped.' }] }]));
+  agent.setAttribute(
+    'gen_ai.output.messages',
+    JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'It has shipped.' }] }]),
+  );
   agent.end();
   // Exports what is still queued before the process exits.
   await provider.shutdown();

@@ -48,15 +48,23 @@ function requestLogger(log: Logger) {
     logger: log,
     genReqId: assignRequestId,
     customLogLevel: (_req, res, error) => logLevelFor(res.statusCode, error !== undefined, 'info'),
-    serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }), res: (res) => ({ statusCode: res.statusCode }) },
+    serializers: {
+      req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+      res: (res) => ({ statusCode: res.statusCode }),
+    },
   });
 }
 
 function openApiRoute(routes: RouteDefinition[]) {
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   return defineRoute({
-    method: 'get', path: '/openapi.json', operationId: 'getOpenApiDocument', tag: 'Meta', summary: 'This OpenAPI 3.1 document',
-    auth: { kind: 'public' }, response: z.record(z.string(), z.unknown()),
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
+    tag: 'Meta',
+    summary: 'This OpenAPI 3.1 document',
+    auth: { kind: 'public' },
+    response: z.record(z.string(), z.unknown()),
     // The routes are fixed once the app is built: the document is built on first request, then served as is.
     handler: async () => (document ??= buildOpenApiDocument(routes)),
   });
@@ -72,26 +80,58 @@ function listenable(listener: RequestListener) {
 
 export function createApp({ config, stores, clock, log, jwtSecret }: AppDependencies) {
   const { authenticator, forgetApiKey } = createAuthenticator(stores.pg, clock, jwtSecret);
-  const auth = authService(stores.pg, clock, { jwtSecret, sessionTtlSeconds: config.sessionTtlSeconds, loginFailuresPerEmail: config.loginFailuresPerEmail });
+  const auth = authService(stores.pg, clock, {
+    jwtSecret,
+    sessionTtlSeconds: config.sessionTtlSeconds,
+    loginFailuresPerEmail: config.loginFailuresPerEmail,
+  });
   const retention = retentionCutoffs(stores.pg, clock);
   const projects = projectService(stores.pg, forgetApiKey, retention.forget);
   const runs = runStore(stores.ch);
   const prices = loadPriceTable(config.priceTableFile);
   const writer = config.ingestLog
-    ? openLogWriter({ ch: stores.ch, log, ...config.ingestLog, flushMaxRows: config.ingestFlushMaxRows, flushIntervalMs: config.ingestFlushIntervalMs })
+    ? openLogWriter({
+        ch: stores.ch,
+        log,
+        ...config.ingestLog,
+        flushMaxRows: config.ingestFlushMaxRows,
+        flushIntervalMs: config.ingestFlushIntervalMs,
+      })
     : directWriter(stores.ch, config.ingestFlushMaxRows);
   // Reads of runs wait for the flush of what this instance acknowledged for their project (read-your-writes).
   const { flushed } = writer;
-  const alerts = createAlerts({ stores, clock, log, queryLimits: config.reportLimits, denyPrivateUrls: config.webhookDenyPrivate, flushed, retainedFrom: retention.retainedFrom });
+  const alerts = createAlerts({
+    stores,
+    clock,
+    log,
+    queryLimits: config.reportLimits,
+    denyPrivateUrls: config.webhookDenyPrivate,
+    flushed,
+    retainedFrom: retention.retainedFrom,
+  });
   const ingest = ingestService({
-    ch: stores.ch, runs, writer, clock, log, loopThresholds: config.loopThresholds, prices, runAbandonAfterSeconds: config.runAbandonAfterSeconds,
+    ch: stores.ch,
+    runs,
+    writer,
+    clock,
+    log,
+    loopThresholds: config.loopThresholds,
+    prices,
+    runAbandonAfterSeconds: config.runAbandonAfterSeconds,
     missRetryMs: config.ingestMissRetryMs,
     events: alerts.events,
   });
 
   const otlpDecoders = new MappingPool(config.otlpDecodeWorkers, log);
   const otlp = otlpService({
-    ch: stores.ch, ingest, writer, clock, log, prices, loopThresholds: config.loopThresholds, assemblySeconds: config.otlpAssemblySeconds,
+    ch: stores.ch,
+    ingest,
+    writer,
+    clock,
+    log,
+    prices,
+    loopThresholds: config.loopThresholds,
+    assemblySeconds: config.otlpAssemblySeconds,
   });
 
   const routes: RouteDefinition[] = [
@@ -107,13 +147,24 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   ];
   routes.push(openApiRoute(routes));
 
-  const mountOptions = { authenticator, bodyLimitBytes: config.bodyLimitBytes, validateResponses: process.env.NODE_ENV === 'test' };
+  const mountOptions = {
+    authenticator,
+    bodyLimitBytes: config.bodyLimitBytes,
+    validateResponses: process.env.NODE_ENV === 'test',
+  };
   const expressApp = express();
   expressApp.disable('x-powered-by');
   expressApp.set('trust proxy', config.trustProxy);
   expressApp.use(requestLogger(log));
   mountRoutes(expressApp, routes, mountOptions);
-  expressApp.use(dashboardRouter((req) => authenticator.session(req).then(() => true, () => false)));
+  expressApp.use(
+    dashboardRouter((req) =>
+      authenticator.session(req).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   expressApp.use(handleNotFound);
   expressApp.use(handleErrors);
   // Routes declared lean (ingest) are served without express, every other request by it.
@@ -121,6 +172,11 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   // Sends queued alert notifications; main.ts runs it on an interval, tests call notifier.deliverDue(now).
   const notifier = createNotifier({ pg: stores.pg, clock, log, config });
   // Deletes runs past their project's retention; main.ts runs it hourly, tests call retentionJob.run().
-  const retentionDeletion = retentionJob({ pg: stores.pg, ch: stores.ch, clock, log: log.child({ component: 'retention' }) });
+  const retentionDeletion = retentionJob({
+    pg: stores.pg,
+    ch: stores.ch,
+    clock,
+    log: log.child({ component: 'retention' }),
+  });
   return { app, routes, ingest, otlp, otlpDecoders, writer, notifier, alerts, retentionDeletion };
 }

@@ -5,12 +5,18 @@
  * reported to `onFailure` and the next one comes all the same. The timer does not keep the process alive.
  * Returns a function that stops the job and waits for a run in progress.
  */
-export function runEvery(intervalMs: number, work: () => Promise<unknown>, onFailure: (error: unknown) => void): () => Promise<void> {
+export function runEvery(
+  intervalMs: number,
+  work: () => Promise<unknown>,
+  onFailure: (error: unknown) => void,
+): () => Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
   const run = () => {
-    running = work().then(() => undefined, onFailure).finally(schedule);
+    running = work()
+      .then(() => undefined, onFailure)
+      .finally(schedule);
   };
   const schedule = () => {
     if (stopped) return;
@@ -26,7 +32,11 @@ export function runEvery(intervalMs: number, work: () => Promise<unknown>, onFai
 }
 
 /** Maps `items` through `work`, at most `limit` at a time; the results keep the items' order. */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const lane = async () => {

@@ -13,7 +13,10 @@ const environmentSchema = z.object({
   CLICKHOUSE_URL: z.url({ protocol: /^https?$/ }).optional(),
   CLICKHOUSE_USER: z.string().default('default'),
   CLICKHOUSE_PASSWORD: z.string().default(''),
-  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier').default('default'),
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')
+    .default('default'),
   // A Postgres server that does not answer fails the call with 503 after these (docs/foundation.md#store-faults).
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
   DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
@@ -27,14 +30,27 @@ const environmentSchema = z.object({
   LOG_PRETTY: booleanFlag.optional(),
   TRUST_PROXY: booleanFlag.default(false),
   // A run still running this long after its start is marked abandoned. Bounded by the live-run table's TTL.
-  RUN_ABANDON_AFTER_SECONDS: z.coerce.number().int().min(60).max(3 * 86400).default(86400),
+  RUN_ABANDON_AFTER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(3 * 86400)
+    .default(86400),
   ABANDON_CHECK_INTERVAL_SECONDS: seconds(60),
   REPORT_MAX_EXECUTION_SECONDS: seconds(10),
-  REPORT_MAX_MEMORY_BYTES: z.coerce.number().int().positive().default(2 * 1024 ** 3),
+  REPORT_MAX_MEMORY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(2 * 1024 ** 3),
   // The ingest log (docs/ingest.md): on by default; off makes instances stateless, inserting with async_insert.
   INGEST_LOG: z.enum(['on', 'off']).default('on'),
   INGEST_LOG_DIR: z.string().min(1).optional(),
-  INGEST_LOG_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).default(1024 ** 3),
+  INGEST_LOG_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .default(1024 ** 3),
   INGEST_FLUSH_MAX_ROWS: z.coerce.number().int().positive().default(150_000),
   INGEST_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   // OpenTelemetry ingest (contract §8): how long spans of a trace wait for their agent span, and for late children.
@@ -64,7 +80,12 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
     databaseUrl: env.DATABASE_URL,
     postgresTimeouts: { connectMs: env.DATABASE_CONNECT_TIMEOUT_MS, queryMs: env.DATABASE_QUERY_TIMEOUT_MS },
     clickhouse: env.CLICKHOUSE_URL
-      ? { url: env.CLICKHOUSE_URL, username: env.CLICKHOUSE_USER, password: env.CLICKHOUSE_PASSWORD, database: env.CLICKHOUSE_DATABASE }
+      ? {
+          url: env.CLICKHOUSE_URL,
+          username: env.CLICKHOUSE_USER,
+          password: env.CLICKHOUSE_PASSWORD,
+          database: env.CLICKHOUSE_DATABASE,
+        }
       : undefined,
     jwtSecret: env.JWT_SECRET,
     sessionTtlSeconds: env.SESSION_TTL_SECONDS,
@@ -77,8 +98,17 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
     trustProxy: env.TRUST_PROXY,
     runAbandonAfterSeconds: env.RUN_ABANDON_AFTER_SECONDS,
     abandonCheckIntervalSeconds: env.ABANDON_CHECK_INTERVAL_SECONDS,
-    reportLimits: { maxExecutionSeconds: env.REPORT_MAX_EXECUTION_SECONDS, maxMemoryBytes: env.REPORT_MAX_MEMORY_BYTES },
-    ingestLog: env.INGEST_LOG === 'on' ? { directory: path.resolve(env.INGEST_LOG_DIR ?? path.join(dataDir, 'ingest-log')), maxBytes: env.INGEST_LOG_MAX_BYTES } : undefined,
+    reportLimits: {
+      maxExecutionSeconds: env.REPORT_MAX_EXECUTION_SECONDS,
+      maxMemoryBytes: env.REPORT_MAX_MEMORY_BYTES,
+    },
+    ingestLog:
+      env.INGEST_LOG === 'on'
+        ? {
+            directory: path.resolve(env.INGEST_LOG_DIR ?? path.join(dataDir, 'ingest-log')),
+            maxBytes: env.INGEST_LOG_MAX_BYTES,
+          }
+        : undefined,
     ingestFlushMaxRows: env.INGEST_FLUSH_MAX_ROWS,
     ingestFlushIntervalMs: env.INGEST_FLUSH_INTERVAL_MS,
     // With ClickHouse a server, other instances may have acknowledged a start this one cannot see yet: a steps or

@@ -56,24 +56,44 @@ async function main(): Promise<void> {
   const log = createLogger(config);
   const stores = await openStores(config, log);
   const jwtSecret = resolveJwtSecret(config.jwtSecret, config.dataDir);
-  const { app, ingest, otlp, otlpDecoders, notifier, alerts, retentionDeletion } = createApp({ config, stores, clock: systemClock, log, jwtSecret });
+  const { app, ingest, otlp, otlpDecoders, notifier, alerts, retentionDeletion } = createApp({
+    config,
+    stores,
+    clock: systemClock,
+    log,
+    jwtSecret,
+  });
   // The port bound, which is the system's choice with PORT=0 (test/support/child-service.ts reads it from this line).
   const server: Server = app.listen(config.port, undefined, () =>
-    log.info({ port: (server.address() as AddressInfo).port, dataDir: config.dataDir }, 'runwatch listening'));
+    log.info({ port: (server.address() as AddressInfo).port, dataDir: config.dataDir }, 'runwatch listening'),
+  );
   // Background jobs; their state is in the stores, so a restart picks up where they left off.
   const stopAbandonJob = startAbandonJob({
-    pass: () => ingest.abandonStaleRuns(config.runAbandonAfterSeconds), log, intervalSeconds: config.abandonCheckIntervalSeconds,
+    pass: () => ingest.abandonStaleRuns(config.runAbandonAfterSeconds),
+    log,
+    intervalSeconds: config.abandonCheckIntervalSeconds,
   });
   // Spans of traces still open at the last stop are reloaded ahead of the first export; assembled traces leave
   // memory once quiet, and traces quiet for the assembly window are settled.
-  otlp.start().catch((error: unknown) => log.warn({ err: error }, 'otlp: open traces not reloaded yet; the first export retries'));
-  const stopOtlpSweeper = runEvery(OTLP_SWEEP_INTERVAL_MS, otlp.sweep, (error) => log.warn({ err: error }, 'otlp: sweeping traces failed; retrying'));
+  otlp
+    .start()
+    .catch((error: unknown) =>
+      log.warn({ err: error }, 'otlp: open traces not reloaded yet; the first export retries'),
+    );
+  const stopOtlpSweeper = runEvery(OTLP_SWEEP_INTERVAL_MS, otlp.sweep, (error) =>
+    log.warn({ err: error }, 'otlp: sweeping traces failed; retrying'),
+  );
   // Alert notifications queued in Postgres (alert_deliveries) are sent from here.
   const stopNotifier = notifier.startNotifier({ intervalMs: 1000 });
   // Aggregate alert rules are evaluated every ALERT_EVAL_INTERVAL seconds (one instance at a time, by advisory lock).
-  const stopAlertEvaluator = alerts.startEvaluator({ intervalSeconds: config.alertEvalIntervalSeconds, clock: systemClock });
+  const stopAlertEvaluator = alerts.startEvaluator({
+    intervalSeconds: config.alertEvalIntervalSeconds,
+    clock: systemClock,
+  });
   // Runs past their project's retention are deleted hourly, so within the day the contract allows.
-  const stopRetention = runEvery(RETENTION_INTERVAL_MS, retentionDeletion.run, (error) => log.warn({ err: error }, 'retention: deleting expired runs failed; retrying'));
+  const stopRetention = runEvery(RETENTION_INTERVAL_MS, retentionDeletion.run, (error) =>
+    log.warn({ err: error }, 'retention: deleting expired runs failed; retrying'),
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -87,10 +107,17 @@ async function main(): Promise<void> {
     // answered yet, a notification being sent comes back when its claim's lease ends, and acknowledged writes not
     // yet in ClickHouse stay in the ingest log for the next start.
     const drain = Promise.all([
-      stopAbandonJob(), stopOtlpSweeper(), stopNotifier(), stopAlertEvaluator(), stopRetention(),
+      stopAbandonJob(),
+      stopOtlpSweeper(),
+      stopNotifier(),
+      stopAlertEvaluator(),
+      stopRetention(),
       closeServer(server).then(() => Promise.all([otlpDecoders.close(), ingest.drain().then(alerts.idle)])),
     ]);
-    const drained = await settlesWithin(config.shutdownGraceMs, drain.catch((error: unknown) => log.error({ err: error }, 'stop: draining failed')));
+    const drained = await settlesWithin(
+      config.shutdownGraceMs,
+      drain.catch((error: unknown) => log.error({ err: error }, 'stop: draining failed')),
+    );
     if (!drained) log.warn({ graceMs: config.shutdownGraceMs }, 'stop: the grace period is over; cutting what is left');
     server.closeAllConnections();
     await settlesWithin(STORES_CLOSE_MS, closeStores(stores));

@@ -10,15 +10,22 @@ import type { Stores } from './db/stores';
 import { buildOpenApiDocument } from './http/openapi';
 
 // Declaring routes asks no store anything: a store used here is a bug, reported as such.
-const noStore = new Proxy({}, {
-  get: (_target, key) => {
-    throw new Error(`building the OpenAPI document used a store (${String(key)})`);
+const noStore = new Proxy(
+  {},
+  {
+    get: (_target, key) => {
+      throw new Error(`building the OpenAPI document used a store (${String(key)})`);
+    },
   },
-});
+);
 // No ingest log and no decoding workers: nothing to open, nothing left running.
 const config = loadConfig({ INGEST_LOG: 'off', OTLP_DECODE_WORKERS: '0' });
 const { routes } = createApp({
-  config, stores: { pg: noStore, ch: noStore } as Stores, clock: systemClock, log: pino({ level: 'silent' }), jwtSecret: 'no session is signed here',
+  config,
+  stores: { pg: noStore, ch: noStore } as Stores,
+  clock: systemClock,
+  log: pino({ level: 'silent' }),
+  jwtSecret: 'no session is signed here',
 });
 
 const file = process.argv[2];

@@ -8,14 +8,18 @@ it('runs at once, again after each interval, never two runs at a time; a failure
   let most = 0;
   let runs = 0;
   const failures: unknown[] = [];
-  const stop = runEvery(5, async () => {
-    active += 1;
-    most = Math.max(most, active);
-    runs += 1;
-    await sleep(15);
-    active -= 1;
-    if (runs === 2) throw new Error('store down');
-  }, (error) => failures.push(error));
+  const stop = runEvery(
+    5,
+    async () => {
+      active += 1;
+      most = Math.max(most, active);
+      runs += 1;
+      await sleep(15);
+      active -= 1;
+      if (runs === 2) throw new Error('store down');
+    },
+    (error) => failures.push(error),
+  );
   expect(runs).toBe(1);
   await sleep(120);
   await stop();
@@ -26,10 +30,14 @@ it('runs at once, again after each interval, never two runs at a time; a failure
 
 it('stopping waits for the run in progress and starts no other', async () => {
   let finished = 0;
-  const stop = runEvery(1, async () => {
-    await sleep(20);
-    finished += 1;
-  }, () => undefined);
+  const stop = runEvery(
+    1,
+    async () => {
+      await sleep(20);
+      finished += 1;
+    },
+    () => undefined,
+  );
   await stop();
   expect(finished).toBe(1);
   await sleep(30);

@@ -45,7 +45,9 @@ async function sendBatches(url: string, { key, body, batches, concurrency }: End
       const started = performance.now();
       try {
         const res = await fetch(`${url}/ingest/agent/runs/batch`, {
-          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body,
         });
         const answer = (await res.json()) as { results?: { id?: string }[] };
         if (!res.ok) throw new Error(`batch: ${res.status}`);
@@ -63,7 +65,9 @@ async function sendBatches(url: string, { key, body, batches, concurrency }: End
 
 async function summaryTotalRuns(url: string, { projectId, key, window }: EndToEndOptions): Promise<number> {
   const query = new URLSearchParams({ from: window.from.toISOString(), to: window.to.toISOString() });
-  const res = await fetch(`${url}/projects/${projectId}/agent/summary?${query}`, { headers: { authorization: `Bearer ${key}` } });
+  const res = await fetch(`${url}/projects/${projectId}/agent/summary?${query}`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
   if (!res.ok) throw new Error(`summary: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { current: { total_runs: number } }).current.total_runs;
 }
@@ -83,7 +87,14 @@ export async function batchEndToEnd(server: ServerProcess, options: EndToEndOpti
   }
   const usage = probe.stop();
   return {
-    acknowledged, failures, counted, acknowledgedAt, countedAt: usage.seconds, summaryCalls,
-    p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), usage,
+    acknowledged,
+    failures,
+    counted,
+    acknowledgedAt,
+    countedAt: usage.seconds,
+    summaryCalls,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    usage,
   };
 }

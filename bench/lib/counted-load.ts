@@ -26,18 +26,33 @@ export const percentile = (sorted: readonly number[], p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 
 /** Counts what completes from `warmUpSeconds` to `warmUpSeconds + countedSeconds`; `startProbe` opens the span. */
-export function countedLoad(options: autocannon.Options, warmUpSeconds: number, countedSeconds: number, startProbe: () => Probe): Promise<CountedLoad> {
+export function countedLoad(
+  options: autocannon.Options,
+  warmUpSeconds: number,
+  countedSeconds: number,
+  startProbe: () => Probe,
+): Promise<CountedLoad> {
   const latencies: number[] = [];
   let failures = 0;
   let probe: Probe | undefined;
   let usage: Usage | undefined;
   return new Promise((resolve, reject) => {
     // The load runs a little past the span, so that the span ends with requests still under way.
-    const instance = autocannon({ ...options, timeout: REQUEST_TIMEOUT_SECONDS, duration: warmUpSeconds + countedSeconds + 1 }, (error) => {
-      if (error) reject(error);
-      else if (usage === undefined) reject(new Error('the load ended before its counted span'));
-      else resolve({ responses: latencies.length, failures, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), usage });
-    });
+    const instance = autocannon(
+      { ...options, timeout: REQUEST_TIMEOUT_SECONDS, duration: warmUpSeconds + countedSeconds + 1 },
+      (error) => {
+        if (error) reject(error);
+        else if (usage === undefined) reject(new Error('the load ended before its counted span'));
+        else
+          resolve({
+            responses: latencies.length,
+            failures,
+            p50: percentile(latencies, 0.5),
+            p99: percentile(latencies, 0.99),
+            usage,
+          });
+      },
+    );
     const counting = () => probe !== undefined && usage === undefined;
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
       if (!counting()) return;

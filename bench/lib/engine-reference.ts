@@ -49,13 +49,20 @@ export interface BulkInsertOptions {
 }
 
 /** Renews the ids of `rows` while the engine works on another chunk: the JavaScript thread is idle then. */
-const renewWhileInserting = (rows: StoredRows) => new Promise<void>((resolve) => setTimeout(() => resolve(renewIds(rows)), 50));
+const renewWhileInserting = (rows: StoredRows) =>
+  new Promise<void>((resolve) => setTimeout(() => resolve(renewIds(rows)), 50));
 
 /**
  * Inserts chunks of `chunkRuns` runs (after one untimed chunk) until `seconds` have passed; runs/s over them all.
  * Two chunks take turns, so that giving one new ids overlaps the other's insert rather than adding to the time.
  */
-export async function measureBulkInsert({ dataDir, items, chunkRuns, seconds, thresholds }: BulkInsertOptions): Promise<BulkInsertFigure> {
+export async function measureBulkInsert({
+  dataDir,
+  items,
+  chunkRuns,
+  seconds,
+  thresholds,
+}: BulkInsertOptions): Promise<BulkInsertFigure> {
   const ch = await openClickHouse({ dataDir });
   try {
     for (const statement of schemaStatements()) await ch.command(statement);

@@ -14,22 +14,49 @@ function traceSpans(traceId: Buffer, startNanos: bigint) {
   const agentId = spanId();
   const at = (ms: number) => String(startNanos + BigInt(ms) * 1_000_000n);
   const child = (i: number, name: string, attributes: unknown[]) => ({
-    traceId, spanId: spanId(), parentSpanId: agentId, name, kind: 1, startTimeUnixNano: at(10 + i * 100), endTimeUnixNano: at(90 + i * 100), attributes,
+    traceId,
+    spanId: spanId(),
+    parentSpanId: agentId,
+    name,
+    kind: 1,
+    startTimeUnixNano: at(10 + i * 100),
+    endTimeUnixNano: at(90 + i * 100),
+    attributes,
   });
-  const chat = (i: number) => child(i, 'chat gpt-4o', [
-    text('gen_ai.operation.name', 'chat'), text('gen_ai.request.model', 'gpt-4o'), text('gen_ai.response.model', 'gpt-4o-2024-08-06'),
-    int('gen_ai.usage.input_tokens', 1200 + i), int('gen_ai.usage.output_tokens', 80 + i),
-    text('gen_ai.output.messages', `[{"role":"assistant","parts":[{"type":"text","content":"step ${i}"}]}]`),
-  ]);
-  const tool = (i: number) => child(i, 'execute_tool search', [
-    text('gen_ai.operation.name', 'execute_tool'), text('gen_ai.tool.name', 'search'),
-    text('gen_ai.tool.call.arguments', `{"q":"weather in paris, day ${i}"}`), text('gen_ai.tool.call.result', '{"forecast":"sunny"}'),
-  ]);
+  const chat = (i: number) =>
+    child(i, 'chat gpt-4o', [
+      text('gen_ai.operation.name', 'chat'),
+      text('gen_ai.request.model', 'gpt-4o'),
+      text('gen_ai.response.model', 'gpt-4o-2024-08-06'),
+      int('gen_ai.usage.input_tokens', 1200 + i),
+      int('gen_ai.usage.output_tokens', 80 + i),
+      text('gen_ai.output.messages', `[{"role":"assistant","parts":[{"type":"text","content":"step ${i}"}]}]`),
+    ]);
+  const tool = (i: number) =>
+    child(i, 'execute_tool search', [
+      text('gen_ai.operation.name', 'execute_tool'),
+      text('gen_ai.tool.name', 'search'),
+      text('gen_ai.tool.call.arguments', `{"q":"weather in paris, day ${i}"}`),
+      text('gen_ai.tool.call.result', '{"forecast":"sunny"}'),
+    ]);
   return [
-    chat(0), tool(1), chat(2), tool(3), chat(4),
+    chat(0),
+    tool(1),
+    chat(2),
+    tool(3),
+    chat(4),
     {
-      traceId, spanId: agentId, name: 'invoke_agent travel-planner', kind: 1, startTimeUnixNano: at(0), endTimeUnixNano: at(600),
-      attributes: [text('gen_ai.operation.name', 'invoke_agent'), text('gen_ai.agent.name', 'travel-planner'), text('gen_ai.input.messages', '[{"role":"user","content":"plan a trip"}]')],
+      traceId,
+      spanId: agentId,
+      name: 'invoke_agent travel-planner',
+      kind: 1,
+      startTimeUnixNano: at(0),
+      endTimeUnixNano: at(600),
+      attributes: [
+        text('gen_ai.operation.name', 'invoke_agent'),
+        text('gen_ai.agent.name', 'travel-planner'),
+        text('gen_ai.input.messages', '[{"role":"user","content":"plan a trip"}]'),
+      ],
     },
   ];
 }
@@ -40,10 +67,12 @@ export function otlpExport(traces: number) {
   const traceIds = Array.from({ length: traces }, () => randomBytes(16));
   const startNanos = BigInt(Date.now() - 60_000) * 1_000_000n;
   const message = request.fromObject({
-    resourceSpans: [{
-      resource: { attributes: [text('service.name', 'bench-agents')] },
-      scopeSpans: [{ scope: { name: 'bench' }, spans: traceIds.flatMap((id) => traceSpans(id, startNanos)) }],
-    }],
+    resourceSpans: [
+      {
+        resource: { attributes: [text('service.name', 'bench-agents')] },
+        scopeSpans: [{ scope: { name: 'bench' }, spans: traceIds.flatMap((id) => traceSpans(id, startNanos)) }],
+      },
+    ],
   });
   const template = Buffer.from(request.encode(message).finish());
   // Where each trace id sits in the body: every span of the trace carries it.

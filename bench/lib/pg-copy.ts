@@ -28,7 +28,8 @@ class CopyFromFile {
     try {
       for await (const chunk of fs.createReadStream(this.file, { highWaterMark: 1 << 20 })) {
         connection.sendCopyFromChunk(chunk as Buffer);
-        if (connection.stream.writableNeedDrain) await new Promise((resolve) => connection.stream.once('drain', resolve));
+        if (connection.stream.writableNeedDrain)
+          await new Promise((resolve) => connection.stream.once('drain', resolve));
       }
       connection.endCopyFrom();
     } catch (error) {
@@ -59,7 +60,9 @@ class CopyFromFile {
 /** Streams a CSV file into `COPY <target> FROM STDIN (FORMAT csv)`; resolves with the rows copied. */
 export function copyCsvFile(client: pg.Client, target: string, file: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const copy = new CopyFromFile(`COPY ${target} FROM STDIN (FORMAT csv)`, file, (error, rows) => (error ? reject(error) : resolve(rows)));
+    const copy = new CopyFromFile(`COPY ${target} FROM STDIN (FORMAT csv)`, file, (error, rows) =>
+      error ? reject(error) : resolve(rows),
+    );
     client.query(copy as unknown as pg.Submittable);
   });
 }

@@ -81,7 +81,11 @@ export async function connectReference(url: string): Promise<pg.Client> {
   return client;
 }
 
-export async function loadReference(client: pg.Client, files: { runs: string; live: string }, progress: (message: string) => void): Promise<void> {
+export async function loadReference(
+  client: pg.Client,
+  files: { runs: string; live: string },
+  progress: (message: string) => void,
+): Promise<void> {
   for (const statement of DDL) await client.query(statement);
   const runs = await copyCsvFile(client, `${SCHEMA}.runs`, files.runs);
   const live = await copyCsvFile(client, `${SCHEMA}.live_runs`, files.live);

@@ -13,10 +13,16 @@ export interface DatasetShape {
 }
 
 // 50 agents, skewed like real fleets (a few busy, a long tail), and a pool of 40 tools.
-export const AGENTS = Array.from({ length: 50 }, (_, i) =>
-  `${['support', 'research', 'coding', 'triage', 'billing', 'sales', 'ops', 'docs', 'qa', 'data'][i % 10]}-agent-${String(Math.floor(i / 10) + 1)}`);
-const TOOLS = Array.from({ length: 40 }, (_, i) =>
-  `${['search', 'read_file', 'write_file', 'http_get', 'sql_query', 'run_tests', 'send_email', 'browse'][i % 8]}${i < 8 ? '' : `_v${Math.floor(i / 8)}`}`);
+export const AGENTS = Array.from(
+  { length: 50 },
+  (_, i) =>
+    `${['support', 'research', 'coding', 'triage', 'billing', 'sales', 'ops', 'docs', 'qa', 'data'][i % 10]}-agent-${String(Math.floor(i / 10) + 1)}`,
+);
+const TOOLS = Array.from(
+  { length: 40 },
+  (_, i) =>
+    `${['search', 'read_file', 'write_file', 'http_get', 'sql_query', 'run_tests', 'send_email', 'browse'][i % 8]}${i < 8 ? '' : `_v${Math.floor(i / 8)}`}`,
+);
 const TASKS = [
   'Summarize the customer conversation and propose a reply',
   'Find the root cause of the failing nightly build and open a fix',
@@ -82,8 +88,12 @@ const insertLive = (version: 0 | 1 | 2 | 3) => `
                          total_steps, total_tokens, total_cost_usd, tool_calls, tool_names)
   SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, ${version}, ${version === 3 ? 1 : 0}, {agents:Array(String)}[1 + agent_k],
          concat('#', toString(number), ' ', {tasks:Array(String)}[1 + cityHash64(number, 14) % length({tasks:Array(String)})]), [],
-         ${version === 0 ? 'false, NULL, 0, 0, 0, 0, []' : `is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % steps), NULL),
-         ${version === 1 ? 'intDiv(steps + 1, 2), intDiv(tokens, 2), cost / 2, intDiv(tools_used, 2), arraySlice(tool_set, 1, 1)' : 'steps, tokens, cost, tools_used, tool_set'}`}
+         ${
+           version === 0
+             ? 'false, NULL, 0, 0, 0, 0, []'
+             : `is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % steps), NULL),
+         ${version === 1 ? 'intDiv(steps + 1, 2), intDiv(tokens, 2), cost / 2, intDiv(tools_used, 2), arraySlice(tool_set, 1, 1)' : 'steps, tokens, cost, tools_used, tool_set'}`
+         }
   FROM (${POPULATION})
   WHERE streamed ${version >= 2 ? 'AND NOT is_running' : ''}`;
 
@@ -92,16 +102,28 @@ const firstRunFrom = (shape: DatasetShape, fromMs: number) =>
   Math.max(0, Math.ceil(((fromMs - (shape.anchorMs - shape.days * DAY_MS)) * shape.runs) / (shape.days * DAY_MS)));
 
 const baseParams = (shape: DatasetShape) => ({
-  project_id: shape.projectId, start_ms: shape.anchorMs - shape.days * DAY_MS, span_ms: shape.days * DAY_MS, n: shape.runs,
-  anchor_ms: shape.anchorMs, agents: AGENTS, tools: TOOLS, tasks: TASKS,
+  project_id: shape.projectId,
+  start_ms: shape.anchorMs - shape.days * DAY_MS,
+  span_ms: shape.days * DAY_MS,
+  n: shape.runs,
+  anchor_ms: shape.anchorMs,
+  agents: AGENTS,
+  tools: TOOLS,
+  tasks: TASKS,
 });
 
 /** The finished runs, into `runs`, in slices so that no statement holds more than a few million rows in flight. */
-export async function generateRuns(ch: ClickHouseStore, shape: DatasetShape, progress: (message: string) => void): Promise<void> {
+export async function generateRuns(
+  ch: ClickHouseStore,
+  shape: DatasetShape,
+  progress: (message: string) => void,
+): Promise<void> {
   const slice = 2_500_000;
   for (let first = 0; first < shape.runs; first += slice) {
     await ch.command(INSERT_FINISHED, { ...baseParams(shape), first, count: Math.min(slice, shape.runs - first) });
-    progress(`runs: ${Math.min(first + slice, shape.runs).toLocaleString('en-US')} / ${shape.runs.toLocaleString('en-US')}`);
+    progress(
+      `runs: ${Math.min(first + slice, shape.runs).toLocaleString('en-US')} / ${shape.runs.toLocaleString('en-US')}`,
+    );
   }
 }
 
@@ -124,7 +146,11 @@ export async function generateLiveRows(ch: ClickHouseStore, shape: DatasetShape)
 export const settleLiveRows = (ch: ClickHouseStore) => ch.command('OPTIMIZE TABLE live_runs FINAL CLEANUP');
 
 /** A whole data set: the finished runs and the live rows, settled (bench/alerts.ts uses it too). */
-export async function generateDataset(ch: ClickHouseStore, shape: DatasetShape, progress: (message: string) => void): Promise<void> {
+export async function generateDataset(
+  ch: ClickHouseStore,
+  shape: DatasetShape,
+  progress: (message: string) => void,
+): Promise<void> {
   await generateRuns(ch, shape, progress);
   await generateLiveRows(ch, shape);
   await settleLiveRows(ch);
@@ -157,7 +183,11 @@ export async function countDataset(ch: ClickHouseStore, projectId: string): Prom
 
 const PG_ARRAY = "concat('{', arrayStringConcat(tool_names, ','), '}')";
 
-export async function exportCsv(ch: ClickHouseStore, projectId: string, files: { runs: string; live: string }): Promise<void> {
+export async function exportCsv(
+  ch: ClickHouseStore,
+  projectId: string,
+  files: { runs: string; live: string },
+): Promise<void> {
   await ch.command(
     `INSERT INTO FUNCTION file({path:String}, 'CSV')
      SELECT project_id, timestamp, id, agent_name, status, duration_ms, loop_detected, total_steps, total_tokens, total_cost_usd, tool_calls, ${PG_ARRAY}

@@ -22,9 +22,12 @@ const UP_POLL_MS = 10;
 const UP_TIMEOUT_MS = 30_000;
 
 async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  for (const deadline = Date.now() + UP_TIMEOUT_MS; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + UP_TIMEOUT_MS; Date.now() < deadline;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    const up = await fetch(url).then((res) => res.ok, () => false);
+    const up = await fetch(url).then(
+      (res) => res.ok,
+      () => false,
+    );
     if (up) return;
     await new Promise((resolve) => setTimeout(resolve, UP_POLL_MS));
   }
@@ -35,7 +38,10 @@ const CLOCK_TICKS_PER_SECOND = 100;
 
 /** utime + stime, from a /proc stat file (fields 14 and 15, counted after the parenthesised name). */
 function cpuSecondsIn(statPath: string): number {
-  const fields = fs.readFileSync(statPath, 'utf8').replace(/^.*\) /s, '').split(' ');
+  const fields = fs
+    .readFileSync(statPath, 'utf8')
+    .replace(/^.*\) /s, '')
+    .split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
@@ -45,8 +51,17 @@ export function cpuSecondsOf(pid: number): { main: number; others: number } {
   return { main, others: cpuSecondsIn(`/proc/${pid}/stat`) - main };
 }
 
-export async function startProcess(args: string[], env: Record<string, string>, port: number, readyPath: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', process.env.BENCH_SERVER_STDOUT ? 'inherit' : 'ignore', 'inherit'] });
+export async function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  readyPath: string,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', process.env.BENCH_SERVER_STDOUT ? 'inherit' : 'ignore', 'inherit'],
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilUp(`${url}${readyPath}`, child);
   return {
@@ -72,7 +87,7 @@ export async function startProcess(args: string[], env: Record<string, string>, 
  */
 export async function waitUntilIdle(server: ServerProcess, maxSeconds = 60): Promise<void> {
   const deadline = Date.now() + maxSeconds * 1000;
-  for (let before = server.cpuSeconds().main; Date.now() < deadline; ) {
+  for (let before = server.cpuSeconds().main; Date.now() < deadline;) {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const after = server.cpuSeconds().main;
     if (after - before < 0.05 && (await ingestBacklogRows(server)) === 0) return;
@@ -82,7 +97,10 @@ export async function waitUntilIdle(server: ServerProcess, maxSeconds = 60): Pro
 
 /** Rows the service has acknowledged and not yet flushed into ClickHouse (0 for a service without an ingest log). */
 async function ingestBacklogRows(server: ServerProcess): Promise<number> {
-  const ready = await fetch(`${server.url}/readyz`).then((res) => res.json(), () => ({})) as { ingest_backlog?: { rows: number } };
+  const ready = (await fetch(`${server.url}/readyz`).then(
+    (res) => res.json(),
+    () => ({}),
+  )) as { ingest_backlog?: { rows: number } };
   return ready.ingest_backlog?.rows ?? 0;
 }
 
@@ -92,7 +110,12 @@ async function ingestBacklogRows(server: ServerProcess): Promise<number> {
  */
 export async function startRunwatch(dataDir: string, port: number): Promise<ServerProcess> {
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-  const server = await startProcess([...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), 'dist/main.js'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }, port, '/readyz');
+  const server = await startProcess(
+    [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), 'dist/main.js'],
+    { DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
+    port,
+    '/readyz',
+  );
   return { ...server, engineDir: path.join(dataDir, 'clickhouse') };
 }
 
@@ -108,9 +131,20 @@ async function post<T>(url: string, body: unknown, token?: string): Promise<T> {
 
 /** Registers a user through the API and returns a project and its API key. */
 export async function createProjectKey(baseUrl: string) {
-  const auth = await post<{ token: string; organizations: { id: string }[] }>(`${baseUrl}/auth/register`, { email: `bench-${Date.now()}-${Math.random()}@example.com`, password: 'benchmark-password' });
+  const auth = await post<{ token: string; organizations: { id: string }[] }>(`${baseUrl}/auth/register`, {
+    email: `bench-${Date.now()}-${Math.random()}@example.com`,
+    password: 'benchmark-password',
+  });
   const orgId = auth.organizations[0].id;
-  const project = await post<{ id: string }>(`${baseUrl}/admin/orgs/${orgId}/projects`, { name: `bench-${Date.now()}` }, auth.token);
-  const key = await post<{ key: string }>(`${baseUrl}/admin/orgs/${orgId}/projects/${project.id}/api-keys`, { name: 'bench' }, auth.token);
+  const project = await post<{ id: string }>(
+    `${baseUrl}/admin/orgs/${orgId}/projects`,
+    { name: `bench-${Date.now()}` },
+    auth.token,
+  );
+  const key = await post<{ key: string }>(
+    `${baseUrl}/admin/orgs/${orgId}/projects/${project.id}/api-keys`,
+    { name: 'bench' },
+    auth.token,
+  );
   return { token: auth.token, orgId, projectId: project.id, key: key.key };
 }

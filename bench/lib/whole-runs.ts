@@ -54,9 +54,19 @@ export function storedRows(projectId: string, items: readonly WholeRunItem[], th
     const totals = totalsOf(mergeSteps([], steps), null, thresholds);
     // A whole run has no live row; the service builds one in memory to carry its start fields, as here.
     const live: LiveRunRow = {
-      project_id: projectId, timestamp, id, version: 0, finished: 0, agent_name: item.agent_name, input: item.input, metadata: [], ...totals,
+      project_id: projectId,
+      timestamp,
+      id,
+      version: 0,
+      finished: 0,
+      agent_name: item.agent_name,
+      input: item.input,
+      metadata: [],
+      ...totals,
     };
-    rows.runs.push(finishedRowOf(live, totals, { status: item.status, output: item.output }, new Date(item.finished_at)));
+    rows.runs.push(
+      finishedRowOf(live, totals, { status: item.status, output: item.output }, new Date(item.finished_at)),
+    );
     rows.steps.push(...steps);
   }
   return rows;
@@ -71,6 +81,7 @@ export function renewIds(rows: StoredRows): void {
   for (const run of rows.runs) {
     const previous = run.id;
     run.id = uuidv7();
-    for (; step < rows.steps.length && rows.steps[step].run_id === previous; step += 1) rows.steps[step].run_id = run.id;
+    for (; step < rows.steps.length && rows.steps[step].run_id === previous; step += 1)
+      rows.steps[step].run_id = run.id;
   }
 }

@@ -11,9 +11,21 @@ const SET_DELIVERY_STATUS = `UPDATE alert_deliveries SET status = $2, updated_at
 /** Queues a notification of an event, due at `dueAt` (now, or when a cooldown ends); runs in the caller's transaction. */
 export async function queueDelivery(
   tx: Sql,
-  delivery: { eventId: string; ruleId: string; channel: 'webhook' | 'slack'; dueAt: Date; status?: 'queued' | 'suppressed' },
+  delivery: {
+    eventId: string;
+    ruleId: string;
+    channel: 'webhook' | 'slack';
+    dueAt: Date;
+    status?: 'queued' | 'suppressed';
+  },
 ): Promise<void> {
-  await tx.query(INSERT_DELIVERY, [delivery.eventId, delivery.ruleId, delivery.channel, delivery.status ?? 'queued', delivery.dueAt]);
+  await tx.query(INSERT_DELIVERY, [
+    delivery.eventId,
+    delivery.ruleId,
+    delivery.channel,
+    delivery.status ?? 'queued',
+    delivery.dueAt,
+  ]);
 }
 
 /** Marks a still-queued delivery suppressed (for example a deferred firing whose episode resolved first). */

@@ -36,15 +36,26 @@ export interface EvaluatorDependencies {
   concurrency?: number;
 }
 
-const errorMessage = (error: unknown): string => String((error as Error)?.message ?? error).split('\n')[0].slice(0, 1000);
+const errorMessage = (error: unknown): string =>
+  String((error as Error)?.message ?? error)
+    .split('\n')[0]
+    .slice(0, 1000);
 
-const scopeOf = (rule: AlertRuleRow): SignalScope => ({ agentName: rule.agent_name, windowSeconds: rule.window_seconds });
+const scopeOf = (rule: AlertRuleRow): SignalScope => ({
+  agentName: rule.agent_name,
+  windowSeconds: rule.window_seconds,
+});
 
 function outcomeOf(rule: AlertRuleRow, readings: Map<string, SignalReadings> | Error): Reading {
-  if (readings instanceof Error) return { outcome: 'ERROR', value: null, sampleCount: null, error: errorMessage(readings) };
-  const reading = readings.get(scopeKey(scopeOf(rule)))?.[rule.signal as AggregateRuleSignal] ?? { value: 0, sampleCount: 0 };
+  if (readings instanceof Error)
+    return { outcome: 'ERROR', value: null, sampleCount: null, error: errorMessage(readings) };
+  const reading = readings.get(scopeKey(scopeOf(rule)))?.[rule.signal as AggregateRuleSignal] ?? {
+    value: 0,
+    sampleCount: 0,
+  };
   const value = reading.sampleCount === 0 ? 0 : reading.value;
-  if (reading.sampleCount < rule.min_requests) return { outcome: 'NO_DATA', value, sampleCount: reading.sampleCount, error: null };
+  if (reading.sampleCount < rule.min_requests)
+    return { outcome: 'NO_DATA', value, sampleCount: reading.sampleCount, error: null };
   const outcome = compare(value, rule.comparator, rule.threshold) ? 'BREACH' : 'OK';
   return { outcome, value, sampleCount: reading.sampleCount, error: null };
 }
@@ -60,7 +71,10 @@ interface RuleUpdate {
 
 export function alertEvaluator({ pg, signals, log, concurrency = 4 }: EvaluatorDependencies) {
   /** Reads each project's signals once, for all the distinct scopes of its rules. */
-  async function readProjects(rules: AlertRuleRow[], at: Date): Promise<Map<string, Map<string, SignalReadings> | Error>> {
+  async function readProjects(
+    rules: AlertRuleRow[],
+    at: Date,
+  ): Promise<Map<string, Map<string, SignalReadings> | Error>> {
     const scopesByProject = new Map<string, Map<string, SignalScope>>();
     for (const rule of rules) {
       const scopes = scopesByProject.get(rule.project_id) ?? new Map<string, SignalScope>();
@@ -80,9 +94,21 @@ export function alertEvaluator({ pg, signals, log, concurrency = 4 }: EvaluatorD
   }
 
   /** Applies one rule's outcome: the transition, its event and notification; returns what to store. */
-  async function applyOutcome(tx: Sql, rule: AlertRuleRow, reading: Reading, at: Date): Promise<{ update: RuleUpdate; events: number }> {
-    const current: EvaluationState = { state: rule.state, activeAt: rule.active_at, keepFiringSince: rule.keep_firing_since };
-    const step = transition(current, reading.outcome, at, { forSeconds: rule.for_seconds, keepFiringForSeconds: rule.keep_firing_for_seconds });
+  async function applyOutcome(
+    tx: Sql,
+    rule: AlertRuleRow,
+    reading: Reading,
+    at: Date,
+  ): Promise<{ update: RuleUpdate; events: number }> {
+    const current: EvaluationState = {
+      state: rule.state,
+      activeAt: rule.active_at,
+      keepFiringSince: rule.keep_firing_since,
+    };
+    const step = transition(current, reading.outcome, at, {
+      forSeconds: rule.for_seconds,
+      keepFiringForSeconds: rule.keep_firing_for_seconds,
+    });
     let episodeEventId = rule.episode_event_id;
     let cooldown: CooldownState = { lastNotifiedAt: rule.last_notified_at, deferredEventId: rule.deferred_event_id };
     const fields = {
@@ -93,7 +119,12 @@ export function alertEvaluator({ pg, signals, log, concurrency = 4 }: EvaluatorD
       windowEnd: at,
     };
     if (step.event === 'firing') {
-      ({ eventId: episodeEventId, cooldown } = await recordFiring(tx, rule, { ...fields, reason: 'threshold_crossed' }, at));
+      ({ eventId: episodeEventId, cooldown } = await recordFiring(
+        tx,
+        rule,
+        { ...fields, reason: 'threshold_crossed' },
+        at,
+      ));
     } else if (step.event === 'resolved') {
       const reason: EventReason = reading.outcome === 'NO_DATA' ? 'no_data' : 'recovered';
       cooldown = await recordResolution(tx, rule, { ...fields, reason }, at);
@@ -136,8 +167,11 @@ export function alertEvaluator({ pg, signals, log, concurrency = 4 }: EvaluatorD
    * reading may not match its definition any more. `projectIds` restricts the round to those projects (tests).
    */
   async function evaluateRound(at: Date, options: { projectIds?: readonly string[] } = {}): Promise<RoundResult> {
-    const notEvaluatedSince = (rule: AlertRuleRow) => !rule.last_evaluated_at || rule.last_evaluated_at.getTime() < at.getTime();
-    const read = (await pg.query<AlertRuleRow>(q.SELECT_AGGREGATE_RULES, [options.projectIds ?? null])).filter(notEvaluatedSince);
+    const notEvaluatedSince = (rule: AlertRuleRow) =>
+      !rule.last_evaluated_at || rule.last_evaluated_at.getTime() < at.getTime();
+    const read = (await pg.query<AlertRuleRow>(q.SELECT_AGGREGATE_RULES, [options.projectIds ?? null])).filter(
+      notEvaluatedSince,
+    );
     const readings = await readProjects(read, at);
     const versionRead = new Map(read.map((rule) => [rule.id, rule.updated_at.getTime()]));
     return pg.transaction(async (tx) => {
@@ -178,5 +212,7 @@ export function startAlertEvaluator(options: {
     const result = await options.evaluator.evaluateRound(options.clock.now());
     if (!result.skipped) options.log.debug({ ...result, ms: Date.now() - started }, 'alert round evaluated');
   };
-  return runEvery(options.intervalSeconds * 1000, round, (error) => options.log.error({ err: error }, 'alert round failed; retrying next interval'));
+  return runEvery(options.intervalSeconds * 1000, round, (error) =>
+    options.log.error({ err: error }, 'alert round failed; retrying next interval'),
+  );
 }

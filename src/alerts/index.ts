@@ -26,7 +26,15 @@ export interface AlertsDependencies {
   retainedFrom: RetainedFrom;
 }
 
-export function createAlerts({ stores, clock, log, queryLimits, denyPrivateUrls, flushed, retainedFrom }: AlertsDependencies) {
+export function createAlerts({
+  stores,
+  clock,
+  log,
+  queryLimits,
+  denyPrivateUrls,
+  flushed,
+  retainedFrom,
+}: AlertsDependencies) {
   const reader = signalReader(stores.ch, queryLimits);
   // Previews and rounds see every run this instance acknowledged for the project, as the reports do.
   const signals: SignalSource = {
@@ -41,11 +49,22 @@ export function createAlerts({ stores, clock, log, queryLimits, denyPrivateUrls,
     await flushed(projectId);
     const window = { from: new Date(at.getTime() - scope.windowSeconds * 1000), to: at };
     const sample = SIGNAL_SAMPLE[signal];
-    const measures = await reports.windowMeasures(projectId, window, [...new Set([signal, sample])], scope.agentName ?? undefined);
+    const measures = await reports.windowMeasures(
+      projectId,
+      window,
+      [...new Set([signal, sample])],
+      scope.agentName ?? undefined,
+    );
     return { value: measures[signal], sampleCount: measures[sample] };
   };
   const perRun = perRunAlerts({ pg: stores.pg, clock, log: log.child({ component: 'alerts' }) });
-  const rules = alertRuleService({ pg: stores.pg, clock, readSignal, denyPrivateUrls, rulesChanged: perRun.forgetRules });
+  const rules = alertRuleService({
+    pg: stores.pg,
+    clock,
+    readSignal,
+    denyPrivateUrls,
+    rulesChanged: perRun.forgetRules,
+  });
   const evaluator = alertEvaluator({ pg: stores.pg, signals, log: log.child({ component: 'alerts' }) });
   return {
     routes: alertRoutes(rules),
@@ -60,4 +79,3 @@ export function createAlerts({ stores, clock, log, queryLimits, denyPrivateUrls,
       startAlertEvaluator({ evaluator, clock: options.clock, log, intervalSeconds: options.intervalSeconds }),
   };
 }
-

@@ -29,7 +29,8 @@ export type NotificationStatus = (typeof DELIVERY_STATUSES)[number];
 
 export const isAggregateSignal = (signal: string): signal is AggregateRuleSignal =>
   (AGGREGATE_RULE_SIGNALS as readonly string[]).includes(signal);
-export const isPerRunSignal = (signal: string): signal is PerRunSignal => (PER_RUN_SIGNALS as readonly string[]).includes(signal);
+export const isPerRunSignal = (signal: string): signal is PerRunSignal =>
+  (PER_RUN_SIGNALS as readonly string[]).includes(signal);
 
 /** `value comparator threshold`, e.g. compare(0.8, 'lt', 0.9) is true. */
 export function compare(value: number, comparator: Comparator, threshold: number): boolean {
@@ -96,64 +97,75 @@ const webhookConfigOut = z.object({
   secret: z.string().describe('masked (`whsec_…abcd`), except in the response that created it'),
   send_resolved: z.boolean(),
 });
-const slackConfigOut = z.object({ webhook_url: z.string().describe('masked (`https:…abcd`)'), send_resolved: z.boolean() });
+const slackConfigOut = z.object({
+  webhook_url: z.string().describe('masked (`https:…abcd`)'),
+  send_resolved: z.boolean(),
+});
 
-export const alertRuleSchema = z.object({
-  id: uuid,
-  project_id: uuid,
-  name: z.string(),
-  agent_name: z.string().nullable(),
-  signal: z.enum(RULE_SIGNALS),
-  class: z.enum(RULE_CLASSES),
-  comparator: z.enum(COMPARATORS),
-  threshold: z.number(),
-  window_seconds: count,
-  for_seconds: count,
-  keep_firing_for_seconds: count,
-  cooldown_seconds: count,
-  min_requests: count,
-  severity: z.enum(SEVERITIES),
-  channel: z.enum(CHANNELS),
-  channel_config: z.union([webhookConfigOut, slackConfigOut]),
-  enabled: z.boolean(),
-  created_at: timestampOut,
-}).meta({ id: 'AlertRule' });
+export const alertRuleSchema = z
+  .object({
+    id: uuid,
+    project_id: uuid,
+    name: z.string(),
+    agent_name: z.string().nullable(),
+    signal: z.enum(RULE_SIGNALS),
+    class: z.enum(RULE_CLASSES),
+    comparator: z.enum(COMPARATORS),
+    threshold: z.number(),
+    window_seconds: count,
+    for_seconds: count,
+    keep_firing_for_seconds: count,
+    cooldown_seconds: count,
+    min_requests: count,
+    severity: z.enum(SEVERITIES),
+    channel: z.enum(CHANNELS),
+    channel_config: z.union([webhookConfigOut, slackConfigOut]),
+    enabled: z.boolean(),
+    created_at: timestampOut,
+  })
+  .meta({ id: 'AlertRule' });
 export type AlertRule = z.infer<typeof alertRuleSchema>;
 
 /** A rule as read back (GET one, list): plus its evaluation state and the last evaluation error. */
-export const alertRuleWithStateSchema = alertRuleSchema.extend({
-  state: z.enum(RULE_STATES),
-  last_error: z.string().nullable(),
-}).meta({ id: 'AlertRuleWithState' });
+export const alertRuleWithStateSchema = alertRuleSchema
+  .extend({
+    state: z.enum(RULE_STATES),
+    last_error: z.string().nullable(),
+  })
+  .meta({ id: 'AlertRuleWithState' });
 export type AlertRuleWithState = z.infer<typeof alertRuleWithStateSchema>;
 
-export const notificationSchema = z.object({
-  status: z.enum(DELIVERY_STATUSES),
-  attempts: count,
-  last_status_code: z.number().int().nullable(),
-}).meta({ id: 'AlertNotification' });
+export const notificationSchema = z
+  .object({
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: count,
+    last_status_code: z.number().int().nullable(),
+  })
+  .meta({ id: 'AlertNotification' });
 
-export const alertEventSchema = z.object({
-  id: uuid,
-  rule_id: uuid,
-  kind: z.enum(EVENT_KINDS),
-  state_from: z.string(),
-  state_to: z.string(),
-  value: z.number().nullable(),
-  sample_count: count.nullable(),
-  threshold: z.number(),
-  comparator: z.enum(COMPARATORS),
-  window_start: timestampOut.nullable(),
-  window_end: timestampOut.nullable(),
-  run_id: uuid.nullable(),
-  reason: z.string().nullable(),
-  severity: z.enum(SEVERITIES),
-  /** Notifications of this rule held back by the cooldown before this one (per_run rules); 0 otherwise. */
-  suppressed_count: count,
-  created_at: timestampOut,
-  /** null when the event has no delivery (for example a resolved event of a rule with send_resolved false). */
-  notification: notificationSchema.nullable(),
-}).meta({ id: 'AlertEvent' });
+export const alertEventSchema = z
+  .object({
+    id: uuid,
+    rule_id: uuid,
+    kind: z.enum(EVENT_KINDS),
+    state_from: z.string(),
+    state_to: z.string(),
+    value: z.number().nullable(),
+    sample_count: count.nullable(),
+    threshold: z.number(),
+    comparator: z.enum(COMPARATORS),
+    window_start: timestampOut.nullable(),
+    window_end: timestampOut.nullable(),
+    run_id: uuid.nullable(),
+    reason: z.string().nullable(),
+    severity: z.enum(SEVERITIES),
+    /** Notifications of this rule held back by the cooldown before this one (per_run rules); 0 otherwise. */
+    suppressed_count: count,
+    created_at: timestampOut,
+    /** null when the event has no delivery (for example a resolved event of a rule with send_resolved false). */
+    notification: notificationSchema.nullable(),
+  })
+  .meta({ id: 'AlertEvent' });
 export type AlertEvent = z.infer<typeof alertEventSchema>;
 
 // ---- Postgres rows ---------------------------------------------------------------------------------------
@@ -224,7 +236,8 @@ export interface DeliveryRow {
 // ---- mappers ---------------------------------------------------------------------------------------------
 
 const toNumber = (value: unknown): number => Number(value);
-const toNullableNumber = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+const toNullableNumber = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
 const toDate = (value: Date | string): Date => (value instanceof Date ? value : new Date(value));
 const toNullableDate = (value: Date | string | null): Date | null => (value === null ? null : toDate(value));
 
@@ -276,7 +289,11 @@ export function toAlertEvent(row: AlertEventRow, delivery: DeliveryRow | null | 
     created_at: toTimestamp(toDate(row.created_at)),
     notification:
       delivery && delivery.status
-        ? { status: delivery.status, attempts: toNumber(delivery.attempts ?? 0), last_status_code: toNullableNumber(delivery.last_status_code) }
+        ? {
+            status: delivery.status,
+            attempts: toNumber(delivery.attempts ?? 0),
+            last_status_code: toNullableNumber(delivery.last_status_code),
+          }
         : null,
   };
 }

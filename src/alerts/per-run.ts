@@ -57,7 +57,9 @@ interface Breach {
 }
 
 function findBreaches(rules: AlertRuleRow[], runs: PendingRun[]): Breach[] {
-  return runs.flatMap((pending) => rules.filter((rule) => breachingValue(rule, pending) !== null).map((rule) => ({ rule, pending })));
+  return runs.flatMap((pending) =>
+    rules.filter((rule) => breachingValue(rule, pending) !== null).map((rule) => ({ rule, pending })),
+  );
 }
 
 // How long a project's per_run rules are taken as read. Rule writes on this instance forget them at once; another
@@ -82,10 +84,14 @@ export function perRunAlerts({ pg, clock, log }: { pg: PostgresStore; clock: Clo
   /** Records the breaches of one project in one transaction, each rule locked so that its cooldown is counted once. */
   async function recordBreaches(tx: Sql, breaches: Breach[]): Promise<void> {
     const ruleIds = [...new Set(breaches.map((breach) => breach.rule.id))];
-    const locked = new Map((await tx.query<AlertRuleRow>(q.LOCK_PER_RUN_RULES, [ruleIds])).map((rule) => [rule.id, rule]));
+    const locked = new Map(
+      (await tx.query<AlertRuleRow>(q.LOCK_PER_RUN_RULES, [ruleIds])).map((rule) => [rule.id, rule]),
+    );
     const runIds = [...new Set(breaches.map((breach) => breach.pending.run.id))];
     const recorded = new Set(
-      (await tx.query<{ rule_id: string; run_id: string }>(q.SELECT_TRIGGERED_PAIRS, [runIds, ruleIds])).map((row) => `${row.rule_id}/${row.run_id}`),
+      (await tx.query<{ rule_id: string; run_id: string }>(q.SELECT_TRIGGERED_PAIRS, [runIds, ruleIds])).map(
+        (row) => `${row.rule_id}/${row.run_id}`,
+      ),
     );
     const cooldowns = new Map<string, { lastNotifiedAt: Date | null; suppressedCount: number }>();
     for (const { rule: seen, pending } of breaches) {
@@ -95,18 +101,34 @@ export function perRunAlerts({ pg, clock, log }: { pg: PostgresStore; clock: Clo
       const value = rule ? breachingValue(rule, pending) : null;
       if (!rule || value === null || recorded.has(pair)) continue;
       recorded.add(pair);
-      const cooldown = cooldowns.get(rule.id) ?? { lastNotifiedAt: rule.last_notified_at, suppressedCount: rule.suppressed_count };
+      const cooldown = cooldowns.get(rule.id) ?? {
+        lastNotifiedAt: rule.last_notified_at,
+        suppressedCount: rule.suppressed_count,
+      };
       const plan = planTriggered(cooldown, rule.cooldown_seconds, pending.at);
       const reason: EventReason = pending.trigger === 'loop' ? 'loop_detected' : 'run_finished';
-      const eventId = await insertEvent(tx, rule, {
-        kind: 'triggered', stateFrom: 'inactive', stateTo: 'inactive', reason, value, sampleCount: 1,
-        windowStart: new Date(pending.run.timestamp), windowEnd: pending.run.finished_at ? new Date(pending.run.finished_at) : null,
-        runId: pending.run.id, suppressedCount: plan.eventSuppressedCount,
-      }, pending.at);
+      const eventId = await insertEvent(
+        tx,
+        rule,
+        {
+          kind: 'triggered',
+          stateFrom: 'inactive',
+          stateTo: 'inactive',
+          reason,
+          value,
+          sampleCount: 1,
+          windowStart: new Date(pending.run.timestamp),
+          windowEnd: pending.run.finished_at ? new Date(pending.run.finished_at) : null,
+          runId: pending.run.id,
+          suppressedCount: plan.eventSuppressedCount,
+        },
+        pending.at,
+      );
       await deliver(tx, rule, eventId, plan.delivery);
       cooldowns.set(rule.id, plan.next);
     }
-    for (const [ruleId, cooldown] of cooldowns) await tx.query(q.UPDATE_PER_RUN_COOLDOWN, [ruleId, cooldown.lastNotifiedAt, cooldown.suppressedCount]);
+    for (const [ruleId, cooldown] of cooldowns)
+      await tx.query(q.UPDATE_PER_RUN_COOLDOWN, [ruleId, cooldown.lastNotifiedAt, cooldown.suppressedCount]);
   }
 
   async function checkProject(projectId: string, runs: PendingRun[]): Promise<void> {
@@ -125,7 +147,10 @@ export function perRunAlerts({ pg, clock, log }: { pg: PostgresStore; clock: Clo
         try {
           await checkProject(projectId, runs);
         } catch (error) {
-          log.error({ err: error, projectId, runs: runs.length }, 'per_run alert check failed; these runs were not checked');
+          log.error(
+            { err: error, projectId, runs: runs.length },
+            'per_run alert check failed; these runs were not checked',
+          );
         }
       }
     }
@@ -141,12 +166,10 @@ export function perRunAlerts({ pg, clock, log }: { pg: PostgresStore; clock: Clo
   /** Checked after ingest has answered: the hook only queues; a batch of runs shares one rules query. */
   function kick(): void {
     if (draining || queue.size === 0) return;
-    draining = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(drain)
-      .finally(() => {
-        draining = null;
-        kick();
-      });
+    draining = new Promise<void>((resolve) => setImmediate(resolve)).then(drain).finally(() => {
+      draining = null;
+      kick();
+    });
   }
 
   const events: IngestEvents = {

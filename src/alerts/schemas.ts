@@ -4,8 +4,21 @@ import { z } from 'zod';
 import { invalidFields, validationError, type ErrorDetail } from '../http/errors';
 import { pagingFields, storedText } from '../http/schemas';
 import {
-  CHANNELS, COMPARATORS, RULE_CLASSES, RULE_SIGNALS, SEVERITIES, isAggregateSignal, isPerRunSignal, maskSecret,
-  type AlertRuleRow, type Channel, type RuleDefinition, type ChannelConfig, type Comparator, type RuleClass, type RuleSignal,
+  CHANNELS,
+  COMPARATORS,
+  RULE_CLASSES,
+  RULE_SIGNALS,
+  SEVERITIES,
+  isAggregateSignal,
+  isPerRunSignal,
+  maskSecret,
+  type AlertRuleRow,
+  type Channel,
+  type RuleDefinition,
+  type ChannelConfig,
+  type Comparator,
+  type RuleClass,
+  type RuleSignal,
 } from './model';
 
 export const LIMITS = {
@@ -21,7 +34,12 @@ export const DEFAULTS = {
   minRequests: 10,
 } as const;
 
-const RATE_SIGNALS: ReadonlySet<RuleSignal> = new Set(['completion_rate', 'failure_rate', 'loop_rate', 'loop_detected']);
+const RATE_SIGNALS: ReadonlySet<RuleSignal> = new Set([
+  'completion_rate',
+  'failure_rate',
+  'loop_rate',
+  'loop_detected',
+]);
 const DEFAULT_THRESHOLDS: Partial<Record<RuleSignal, number>> = {
   completion_rate: 0.9,
   failure_rate: 0.1,
@@ -52,51 +70,66 @@ const ruleFields = {
   class: z.enum(RULE_CLASSES),
   signal: z.enum(RULE_SIGNALS),
   comparator: z.enum(COMPARATORS),
-  threshold: z.number().min(0, 'must be at least 0').describe('at most 1 for completion_rate, failure_rate, loop_rate and loop_detected'),
+  threshold: z
+    .number()
+    .min(0, 'must be at least 0')
+    .describe('at most 1 for completion_rate, failure_rate, loop_rate and loop_detected'),
   agent_name: agentName.nullable(),
   // Which values a rule takes depends on its class (checkClassFields): the bounds of both are described.
-  window_seconds: seconds(LIMITS.windowSeconds.max).describe('60 to 2592000 (30 days) for an aggregate rule; 0 for a per_run rule'),
-  for_seconds: seconds(LIMITS.holdSeconds.max).describe('0, or 60 to 86400 for an aggregate rule; 0 for a per_run rule'),
-  keep_firing_for_seconds: seconds(LIMITS.holdSeconds.max).describe('0, or 60 to 86400 for an aggregate rule; 0 for a per_run rule'),
+  window_seconds: seconds(LIMITS.windowSeconds.max).describe(
+    '60 to 2592000 (30 days) for an aggregate rule; 0 for a per_run rule',
+  ),
+  for_seconds: seconds(LIMITS.holdSeconds.max).describe(
+    '0, or 60 to 86400 for an aggregate rule; 0 for a per_run rule',
+  ),
+  keep_firing_for_seconds: seconds(LIMITS.holdSeconds.max).describe(
+    '0, or 60 to 86400 for an aggregate rule; 0 for a per_run rule',
+  ),
   cooldown_seconds: seconds(LIMITS.cooldownSeconds.max),
   min_requests: z.number().int().min(0).max(LIMITS.minRequests.max),
   severity: z.enum(SEVERITIES),
   channel: z.enum(CHANNELS),
-  channel_config: z.record(z.string(), z.unknown()).describe('webhook: { url, secret?, send_resolved? } · slack: { webhook_url, send_resolved? }'),
+  channel_config: z
+    .record(z.string(), z.unknown())
+    .describe('webhook: { url, secret?, send_resolved? } · slack: { webhook_url, send_resolved? }'),
   enabled: z.boolean(),
 };
 
-export const createRuleBody = z.strictObject({
-  name: ruleFields.name,
-  class: ruleFields.class,
-  signal: ruleFields.signal,
-  severity: ruleFields.severity,
-  channel: ruleFields.channel,
-  channel_config: ruleFields.channel_config,
-  comparator: ruleFields.comparator.optional(),
-  threshold: ruleFields.threshold.optional(),
-  agent_name: ruleFields.agent_name.optional(),
-  window_seconds: ruleFields.window_seconds.optional(),
-  for_seconds: ruleFields.for_seconds.optional(),
-  keep_firing_for_seconds: ruleFields.keep_firing_for_seconds.optional(),
-  cooldown_seconds: ruleFields.cooldown_seconds.optional(),
-  min_requests: ruleFields.min_requests.optional(),
-  enabled: ruleFields.enabled.optional(),
-}).meta({ id: 'AlertRuleCreate' });
+export const createRuleBody = z
+  .strictObject({
+    name: ruleFields.name,
+    class: ruleFields.class,
+    signal: ruleFields.signal,
+    severity: ruleFields.severity,
+    channel: ruleFields.channel,
+    channel_config: ruleFields.channel_config,
+    comparator: ruleFields.comparator.optional(),
+    threshold: ruleFields.threshold.optional(),
+    agent_name: ruleFields.agent_name.optional(),
+    window_seconds: ruleFields.window_seconds.optional(),
+    for_seconds: ruleFields.for_seconds.optional(),
+    keep_firing_for_seconds: ruleFields.keep_firing_for_seconds.optional(),
+    cooldown_seconds: ruleFields.cooldown_seconds.optional(),
+    min_requests: ruleFields.min_requests.optional(),
+    enabled: ruleFields.enabled.optional(),
+  })
+  .meta({ id: 'AlertRuleCreate' });
 export type CreateRuleInput = z.infer<typeof createRuleBody>;
 
 // PATCH replaces the mutable fields sent: any field of a create, none required.
 export const patchRuleBody = createRuleBody.partial().meta({ id: 'AlertRulePatch' });
 export type PatchRuleInput = z.infer<typeof patchRuleBody>;
 
-export const draftRuleBody = z.strictObject({
-  signal: ruleFields.signal,
-  comparator: ruleFields.comparator,
-  threshold: ruleFields.threshold.optional(),
-  agent_name: ruleFields.agent_name.optional(),
-  window_seconds: z.number().int().min(LIMITS.windowSeconds.min).max(LIMITS.windowSeconds.max).optional(),
-  min_requests: ruleFields.min_requests.optional(),
-}).meta({ id: 'AlertRuleDraft' });
+export const draftRuleBody = z
+  .strictObject({
+    signal: ruleFields.signal,
+    comparator: ruleFields.comparator,
+    threshold: ruleFields.threshold.optional(),
+    agent_name: ruleFields.agent_name.optional(),
+    window_seconds: z.number().int().min(LIMITS.windowSeconds.min).max(LIMITS.windowSeconds.max).optional(),
+    min_requests: ruleFields.min_requests.optional(),
+  })
+  .meta({ id: 'AlertRuleDraft' });
 export type DraftRuleInput = z.infer<typeof draftRuleBody>;
 
 export const eventsQuery = z.strictObject({
@@ -128,7 +161,8 @@ export function checkThreshold(signal: RuleSignal, threshold: number | undefined
     details.push({ path: 'threshold', message: `is required for signal ${signal}` });
     return 0;
   }
-  if (RATE_SIGNALS.has(signal) && value > 1) details.push({ path: 'threshold', message: `must be in [0, 1] for signal ${signal}` });
+  if (RATE_SIGNALS.has(signal) && value > 1)
+    details.push({ path: 'threshold', message: `must be in [0, 1] for signal ${signal}` });
   return value;
 }
 
@@ -141,8 +175,14 @@ function checkChannelConfig(
   // A client that sends back the masked value it read means "keep the stored one".
   const input = { ...raw };
   const kept = previous?.channel === channel ? (previous.config as unknown as Record<string, string>) : undefined;
-  if (kept && channel === 'webhook' && typeof input.secret === 'string' && input.secret === maskSecret(kept.secret)) input.secret = kept.secret;
-  if (kept && channel === 'slack' && typeof input.webhook_url === 'string' && input.webhook_url === maskSecret(kept.webhook_url)) {
+  if (kept && channel === 'webhook' && typeof input.secret === 'string' && input.secret === maskSecret(kept.secret))
+    input.secret = kept.secret;
+  if (
+    kept &&
+    channel === 'slack' &&
+    typeof input.webhook_url === 'string' &&
+    input.webhook_url === maskSecret(kept.webhook_url)
+  ) {
     input.webhook_url = kept.webhook_url;
   }
   const parsed = (channel === 'webhook' ? webhookConfigIn : slackConfigIn).safeParse(input);
@@ -154,7 +194,10 @@ function checkChannelConfig(
   if ('url' in parsed.data) {
     // A webhook secret not sent is kept when the rule already had one (it is write-only), else generated.
     const secret = parsed.data.secret ?? kept?.secret;
-    return { config: { url: parsed.data.url, secret: secret ?? generateWebhookSecret(), send_resolved: sendResolved }, secretGenerated: !secret };
+    return {
+      config: { url: parsed.data.url, secret: secret ?? generateWebhookSecret(), send_resolved: sendResolved },
+      secretGenerated: !secret,
+    };
   }
   return { config: { webhook_url: parsed.data.webhook_url, send_resolved: sendResolved }, secretGenerated: false };
 }
@@ -175,7 +218,10 @@ function checkClassFields(definition: RuleDefinition, details: ErrorDetail[]): v
   }
   const { windowSeconds, holdSeconds } = LIMITS;
   if (definition.window_seconds < windowSeconds.min || definition.window_seconds > windowSeconds.max) {
-    details.push({ path: 'window_seconds', message: `must be between ${windowSeconds.min} and ${windowSeconds.max} for an aggregate rule` });
+    details.push({
+      path: 'window_seconds',
+      message: `must be between ${windowSeconds.min} and ${windowSeconds.max} for an aggregate rule`,
+    });
   }
   for (const field of ['for_seconds', 'keep_firing_for_seconds'] as const) {
     const value = definition[field];
@@ -187,7 +233,12 @@ function checkClassFields(definition: RuleDefinition, details: ErrorDetail[]): v
 
 const classDefaults = (ruleClass: RuleClass) =>
   ruleClass === 'aggregate'
-    ? { window_seconds: DEFAULTS.windowSeconds, for_seconds: 0, keep_firing_for_seconds: 0, min_requests: DEFAULTS.minRequests }
+    ? {
+        window_seconds: DEFAULTS.windowSeconds,
+        for_seconds: 0,
+        keep_firing_for_seconds: 0,
+        min_requests: DEFAULTS.minRequests,
+      }
     : { window_seconds: 0, for_seconds: 0, keep_firing_for_seconds: 0, min_requests: 0 };
 
 /** A create payload → a complete definition, or 400 with every problem found. */
@@ -233,7 +284,12 @@ export function resolveRuleUpdate(stored: AlertRuleRow, input: PatchRuleInput): 
   let channelConfig: ChannelConfig = stored.channel_config;
   let secretGenerated = false;
   if (input.channel_config !== undefined) {
-    const checked = checkChannelConfig(channel, input.channel_config, { channel: stored.channel, config: stored.channel_config }, details);
+    const checked = checkChannelConfig(
+      channel,
+      input.channel_config,
+      { channel: stored.channel, config: stored.channel_config },
+      details,
+    );
     if (checked) ({ config: channelConfig, secretGenerated } = checked);
   } else if (channel !== stored.channel) {
     details.push({ path: 'channel_config', message: `is required when channel changes to ${channel}` });
@@ -244,7 +300,10 @@ export function resolveRuleUpdate(stored: AlertRuleRow, input: PatchRuleInput): 
     class: ruleClass,
     signal,
     comparator: input.comparator ?? (signalChanged ? defaultComparator(signal) : stored.comparator),
-    threshold: signalChanged || input.threshold !== undefined ? checkThreshold(signal, input.threshold, details) : Number(stored.threshold),
+    threshold:
+      signalChanged || input.threshold !== undefined
+        ? checkThreshold(signal, input.threshold, details)
+        : Number(stored.threshold),
     agent_name: input.agent_name !== undefined ? input.agent_name : stored.agent_name,
     window_seconds: input.window_seconds ?? byClass.window_seconds,
     for_seconds: input.for_seconds ?? byClass.for_seconds,
@@ -263,5 +322,7 @@ export function resolveRuleUpdate(stored: AlertRuleRow, input: PatchRuleInput): 
 
 /** The URLs of a channel configuration that receive notifications (for the private-address check). */
 export function notificationUrls(config: ChannelConfig): { path: string; url: string }[] {
-  return 'url' in config ? [{ path: 'channel_config.url', url: config.url }] : [{ path: 'channel_config.webhook_url', url: config.webhook_url }];
+  return 'url' in config
+    ? [{ path: 'channel_config.url', url: config.url }]
+    : [{ path: 'channel_config.webhook_url', url: config.webhook_url }];
 }

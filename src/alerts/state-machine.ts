@@ -37,7 +37,8 @@ export function transition(current: EvaluationState, outcome: Outcome, at: Date,
   switch (current.state) {
     case 'inactive':
       if (!breach) return stay(current);
-      if (hold.forSeconds === 0) return { next: { state: 'firing', activeAt: at, keepFiringSince: null }, event: 'firing', recordError: false };
+      if (hold.forSeconds === 0)
+        return { next: { state: 'firing', activeAt: at, keepFiringSince: null }, event: 'firing', recordError: false };
       return { next: { state: 'pending', activeAt: at, keepFiringSince: null }, event: null, recordError: false };
     case 'pending': {
       if (!breach) return { next: INACTIVE, event: null, recordError: false };
@@ -50,12 +51,22 @@ export function transition(current: EvaluationState, outcome: Outcome, at: Date,
     case 'firing':
       if (breach) return stay(current);
       if (hold.keepFiringForSeconds === 0) return { next: INACTIVE, event: 'resolved', recordError: false };
-      return { next: { state: 'recovering', activeAt: current.activeAt, keepFiringSince: at }, event: null, recordError: false };
+      return {
+        next: { state: 'recovering', activeAt: current.activeAt, keepFiringSince: at },
+        event: null,
+        recordError: false,
+      };
     case 'recovering': {
       // Breaching again while recovering continues the same episode, silently.
-      if (breach) return { next: { state: 'firing', activeAt: current.activeAt, keepFiringSince: null }, event: null, recordError: false };
+      if (breach)
+        return {
+          next: { state: 'firing', activeAt: current.activeAt, keepFiringSince: null },
+          event: null,
+          recordError: false,
+        };
       const since = current.keepFiringSince ?? at;
-      if (secondsBetween(since, at) >= hold.keepFiringForSeconds) return { next: INACTIVE, event: 'resolved', recordError: false };
+      if (secondsBetween(since, at) >= hold.keepFiringForSeconds)
+        return { next: INACTIVE, event: 'resolved', recordError: false };
       return stay(current);
     }
   }
@@ -92,14 +103,20 @@ export function settleDeferred(cooldown: CooldownState, cooldownSeconds: number,
 
 /** A new episode's firing notification: now, or at the end of the cooldown (then it is deferred). */
 export function planFiring(
-  cooldown: CooldownState, cooldownSeconds: number, at: Date, eventId: string,
+  cooldown: CooldownState,
+  cooldownSeconds: number,
+  at: Date,
+  eventId: string,
 ): { delivery: PlannedDelivery; next: CooldownState } {
   const settled = settleDeferred(cooldown, cooldownSeconds, at);
   const last = settled.lastNotifiedAt;
   if (!last || secondsBetween(last, at) >= cooldownSeconds) {
     return { delivery: { dueAt: at, status: 'queued' }, next: { lastNotifiedAt: at, deferredEventId: null } };
   }
-  return { delivery: { dueAt: addSeconds(last, cooldownSeconds), status: 'queued' }, next: { lastNotifiedAt: last, deferredEventId: eventId } };
+  return {
+    delivery: { dueAt: addSeconds(last, cooldownSeconds), status: 'queued' },
+    next: { lastNotifiedAt: last, deferredEventId: eventId },
+  };
 }
 
 /**
@@ -107,7 +124,10 @@ export function planFiring(
  * the waiting one is suppressed and the resolved one recorded as suppressed. `send_resolved` false: no delivery.
  */
 export function planResolved(
-  cooldown: CooldownState, cooldownSeconds: number, at: Date, sendResolved: boolean,
+  cooldown: CooldownState,
+  cooldownSeconds: number,
+  at: Date,
+  sendResolved: boolean,
 ): { suppressEventId: string | null; delivery: PlannedDelivery | null; next: CooldownState } {
   const settled = settleDeferred(cooldown, cooldownSeconds, at);
   if (settled.deferredEventId) {
@@ -131,7 +151,9 @@ export interface PerRunCooldownState {
  * and counted; the next notification sent carries that count.
  */
 export function planTriggered(
-  cooldown: PerRunCooldownState, cooldownSeconds: number, at: Date,
+  cooldown: PerRunCooldownState,
+  cooldownSeconds: number,
+  at: Date,
 ): { delivery: PlannedDelivery; eventSuppressedCount: number; next: PerRunCooldownState } {
   const last = cooldown.lastNotifiedAt;
   if (!last || secondsBetween(last, at) >= cooldownSeconds) {

@@ -14,14 +14,32 @@ export class UnsafeUrlError extends AppError {
 // documentation, multicast and reserved ranges, and their IPv6 counterparts.
 const internal = new net.BlockList();
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const) {
   internal.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['100::', 64],
 ] as const) {
   internal.addSubnet(network, prefix, 'ipv6');
 }
@@ -74,5 +92,8 @@ export async function assertPublicUrl(url: string): Promise<void> {
   }
   if (addresses.length === 0) throw new UnsafeUrlError(`host ${host} could not be resolved`);
   const blocked = addresses.find(isInternalAddress);
-  if (blocked !== undefined) throw new UnsafeUrlError(`host ${host} is a private or loopback address (${blocked}); this deployment refuses those`);
+  if (blocked !== undefined)
+    throw new UnsafeUrlError(
+      `host ${host} is a private or loopback address (${blocked}); this deployment refuses those`,
+    );
 }

@@ -10,25 +10,49 @@ import { organizationSchema } from '../orgs/routes';
 import { SESSION_COOKIE } from './authenticator';
 import type { authService } from './service';
 
-const userSchema = z.object({
-  id: uuid,
-  email: z.string(),
-  name: z.string(),
-  is_verified: z.boolean(),
-  verified_at: timestampOut.nullable(),
-  created_at: timestampOut,
-}).meta({ id: 'User' });
-export const profileSchema = z.object({ user: userSchema, organizations: z.array(organizationSchema) }).meta({ id: 'Profile' });
-const authResultSchema = profileSchema.extend({ token: z.string(), expires_at: timestampOut }).meta({ id: 'AuthResult' });
+const userSchema = z
+  .object({
+    id: uuid,
+    email: z.string(),
+    name: z.string(),
+    is_verified: z.boolean(),
+    verified_at: timestampOut.nullable(),
+    created_at: timestampOut,
+  })
+  .meta({ id: 'User' });
+export const profileSchema = z
+  .object({ user: userSchema, organizations: z.array(organizationSchema) })
+  .meta({ id: 'Profile' });
+const authResultSchema = profileSchema
+  .extend({ token: z.string(), expires_at: timestampOut })
+  .meta({ id: 'AuthResult' });
 const password = text().min(8, 'must be at least 8 characters').max(256, 'must be at most 256 characters');
 const tag = 'Auth';
-const setsSession = { 'Set-Cookie': z.string().describe(`${SESSION_COOKIE}=<token>; HttpOnly; SameSite=Lax; Path=/; Expires=…; Secure over HTTPS`) };
-const clearsSession = { 'Set-Cookie': z.string().describe(`${SESSION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT: the cookie cleared`) };
+const setsSession = {
+  'Set-Cookie': z
+    .string()
+    .describe(`${SESSION_COOKIE}=<token>; HttpOnly; SameSite=Lax; Path=/; Expires=…; Secure over HTTPS`),
+};
+const clearsSession = {
+  'Set-Cookie': z
+    .string()
+    .describe(`${SESSION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT: the cookie cleared`),
+};
 
 /** Answers with a new session: its token in the body and in the session cookie (for browsers). */
-async function withSessionCookie<T extends { token: string; expires_at: string }>(req: Request, res: Response, session: Promise<T>): Promise<T> {
+async function withSessionCookie<T extends { token: string; expires_at: string }>(
+  req: Request,
+  res: Response,
+  session: Promise<T>,
+): Promise<T> {
   const result = await session;
-  res.cookie(SESSION_COOKIE, result.token, { httpOnly: true, sameSite: 'lax', secure: req.secure, path: '/', expires: new Date(result.expires_at) });
+  res.cookie(SESSION_COOKIE, result.token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: req.secure,
+    path: '/',
+    expires: new Date(result.expires_at),
+  });
   return result;
 }
 
@@ -42,28 +66,56 @@ export function authRoutes(auth: ReturnType<typeof authService>, clock: Clock, p
 
   return [
     defineRoute({
-      method: 'post', path: '/auth/register', operationId: 'register', tag, summary: 'Register; also creates the first organization',
-      auth: { kind: 'public' }, guard: limitClient, status: 201, errors: [409, 503],
-      body: z.strictObject({ email, password, name: displayName.optional() }), response: authResultSchema, responseHeaders: setsSession,
+      method: 'post',
+      path: '/auth/register',
+      operationId: 'register',
+      tag,
+      summary: 'Register; also creates the first organization',
+      auth: { kind: 'public' },
+      guard: limitClient,
+      status: 201,
+      errors: [409, 503],
+      body: z.strictObject({ email, password, name: displayName.optional() }),
+      response: authResultSchema,
+      responseHeaders: setsSession,
       handler: ({ body, req, res }) => withSessionCookie(req, res, auth.register(body)),
     }),
     defineRoute({
-      method: 'post', path: '/auth/login', operationId: 'login', tag, summary: 'Log in with e-mail and password',
-      auth: { kind: 'public' }, guard: limitClient, errors: [401, 503],
-      body: z.strictObject({ email, password: text().max(256) }), response: authResultSchema, responseHeaders: setsSession,
+      method: 'post',
+      path: '/auth/login',
+      operationId: 'login',
+      tag,
+      summary: 'Log in with e-mail and password',
+      auth: { kind: 'public' },
+      guard: limitClient,
+      errors: [401, 503],
+      body: z.strictObject({ email, password: text().max(256) }),
+      response: authResultSchema,
+      responseHeaders: setsSession,
       handler: ({ body, req, res }) => withSessionCookie(req, res, auth.login(body)),
     }),
     defineRoute({
-      method: 'post', path: '/auth/logout', operationId: 'logout', tag, summary: 'Log out; the session stops working at once',
-      auth: { kind: 'session' }, status: 204, responseHeaders: clearsSession,
+      method: 'post',
+      path: '/auth/logout',
+      operationId: 'logout',
+      tag,
+      summary: 'Log out; the session stops working at once',
+      auth: { kind: 'session' },
+      status: 204,
+      responseHeaders: clearsSession,
       handler: async ({ caller, res }) => {
         await auth.logout(caller.sessionId);
         res.clearCookie(SESSION_COOKIE, { path: '/' });
       },
     }),
     defineRoute({
-      method: 'get', path: '/auth/me', operationId: 'getProfile', tag, summary: 'The signed-in user and their organizations',
-      auth: { kind: 'session' }, response: profileSchema,
+      method: 'get',
+      path: '/auth/me',
+      operationId: 'getProfile',
+      tag,
+      summary: 'The signed-in user and their organizations',
+      auth: { kind: 'session' },
+      response: profileSchema,
       handler: ({ caller }) => auth.me(caller.userId),
     }),
   ];

@@ -9,8 +9,12 @@ export const WEB_DIR = path.resolve(__dirname, '../../dist/web');
 
 // Everything comes from this origin. (Preact and uPlot set styles through the CSSOM, which style-src allows.)
 const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'", "img-src 'self' data:", "connect-src 'self'",
-  "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'",
+  "default-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
 ].join('; ');
 
 /**
@@ -23,16 +27,29 @@ export function dashboardRouter(hasSession: (req: Request) => Promise<boolean>, 
   router.get('/', async (req, res, next) => {
     try {
       if (!fs.existsSync(index)) {
-        res.status(404).type('text/plain').send('The dashboard is not built: run `npm run build:web` (npm install runs it).\n');
+        res
+          .status(404)
+          .type('text/plain')
+          .send('The dashboard is not built: run `npm run build:web` (npm install runs it).\n');
         return;
       }
-      const page = (await fs.promises.readFile(index, 'utf8')).replace('<body>', `<body data-session="${(await hasSession(req)) ? 'live' : 'none'}">`);
-      res.set({ 'Content-Security-Policy': CONTENT_SECURITY_POLICY, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+      const page = (await fs.promises.readFile(index, 'utf8')).replace(
+        '<body>',
+        `<body data-session="${(await hasSession(req)) ? 'live' : 'none'}">`,
+      );
+      res.set({
+        'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+        'Cache-Control': 'no-store',
+        'X-Content-Type-Options': 'nosniff',
+      });
       res.type('html').send(page);
     } catch (error) {
       next(error);
     }
   });
-  router.use('/assets', express.static(path.join(directory, 'assets'), { immutable: true, maxAge: '1y', index: false }));
+  router.use(
+    '/assets',
+    express.static(path.join(directory, 'assets'), { immutable: true, maxAge: '1y', index: false }),
+  );
   return router;
 }

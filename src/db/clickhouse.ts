@@ -30,7 +30,12 @@ export interface ClickHouseStore {
   query<Row>(query: ClickHouseQuery): Promise<Row[]>;
   insert(table: string, rows: readonly object[]): Promise<void>;
   /** Inserts rows already encoded as JSONCompactEachRow lines, their values in the order of `columns`. */
-  insertLines(table: string, columns: readonly string[], lines: readonly string[], options?: InsertOptions): Promise<void>;
+  insertLines(
+    table: string,
+    columns: readonly string[],
+    lines: readonly string[],
+    options?: InsertOptions,
+  ): Promise<void>;
   command(sql: string, params?: Record<string, unknown>): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -51,7 +56,24 @@ const LIMIT_CODES = new Set(['159', '160', '241', '396', '394']);
 // rows cannot succeed. CANNOT_PARSE_* (6, 25, 26, 27, 32, 38, 41, 72, 73), TYPE_MISMATCH (53), ARGUMENT_OUT_OF_BOUND
 // (69), CANNOT_CONVERT_TYPE (70), INCORRECT_DATA (117), TOO_LARGE_STRING_SIZE (131), VALUE_IS_OUT_OF_RANGE (321),
 // CANNOT_PARSE_UUID (376). A missing table or column is not among them: that is the store's state, not the data's.
-const INPUT_CODES = new Set(['6', '25', '26', '27', '32', '38', '41', '53', '69', '70', '72', '73', '117', '131', '321', '376']);
+const INPUT_CODES = new Set([
+  '6',
+  '25',
+  '26',
+  '27',
+  '32',
+  '38',
+  '41',
+  '53',
+  '69',
+  '70',
+  '72',
+  '73',
+  '117',
+  '131',
+  '321',
+  '376',
+]);
 
 /** Whether a store error is the engine refusing the data itself (as opposed to being unavailable). */
 export function isInputError(error: unknown): boolean {
@@ -73,9 +95,15 @@ function toStoreError(error: unknown, queryName: string, refusedDataIsInput = fa
     return refused;
   }
   if (LIMIT_CODES.has(code)) {
-    return new AppError(503, 'unavailable', `query ${queryName} exceeded its time or memory limit; narrow the window and retry`, [], {
-      'Retry-After': '5',
-    });
+    return new AppError(
+      503,
+      'unavailable',
+      `query ${queryName} exceeded its time or memory limit; narrow the window and retry`,
+      [],
+      {
+        'Retry-After': '5',
+      },
+    );
   }
   const unavailable = new StoreUnavailableError('clickhouse', `${queryName} failed`);
   unavailable.cause = error;
@@ -108,7 +136,12 @@ export function encodeRows(rows: readonly object[], columns: readonly string[]):
 }
 
 function overClient(client: ClickHouseClient): ClickHouseStore {
-  async function insertLines(table: string, columns: readonly string[], lines: readonly string[], options: InsertOptions = {}) {
+  async function insertLines(
+    table: string,
+    columns: readonly string[],
+    lines: readonly string[],
+    options: InsertOptions = {},
+  ) {
     if (lines.length === 0) return;
     try {
       // The rows travel inline, after the statement, as JSONCompactEachRow text (about twice as fast for the
@@ -151,7 +184,11 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
     insertLines,
     async command(sql, params) {
       try {
-        await client.command({ query: sql, query_params: params, clickhouse_settings: { log_comment: 'command', ...limitSettings(undefined) } });
+        await client.command({
+          query: sql,
+          query_params: params,
+          clickhouse_settings: { log_comment: 'command', ...limitSettings(undefined) },
+        });
       } catch (error) {
         throw toStoreError(error, 'command');
       }
@@ -177,14 +214,24 @@ export const fromClickHouseTime = (text: string): Date => new Date(`${text.repla
 // 64-bit counts arrive as JSON numbers (exact below 2^53, far beyond any count or sum here).
 const clientSettings: ClickHouseSettings = { output_format_json_quote_64bit_integers: 0 };
 
-export async function openClickHouse(options: { server?: ClickHouseServer; dataDir: string }): Promise<ClickHouseStore> {
+export async function openClickHouse(options: {
+  server?: ClickHouseServer;
+  dataDir: string;
+}): Promise<ClickHouseStore> {
   if (options.server) {
     const { url, username, password, database } = options.server;
-    return overClient(createClient({ url, username, password, database, request_timeout: 30_000, clickhouse_settings: clientSettings }));
+    return overClient(
+      createClient({ url, username, password, database, request_timeout: 30_000, clickhouse_settings: clientSettings }),
+    );
   }
   // Loaded only in embedded mode, so a deployment on real servers never loads the native engine.
   const { createChdbConnection } = await import('chdb/connection');
   const directory = path.join(options.dataDir, 'clickhouse');
   fs.mkdirSync(directory, { recursive: true });
-  return overClient(createClient({ connection: createChdbConnection({ path: directory }), clickhouse_settings: clientSettings } as never));
+  return overClient(
+    createClient({
+      connection: createChdbConnection({ path: directory }),
+      clickhouse_settings: clientSettings,
+    } as never),
+  );
 }

@@ -32,8 +32,12 @@ function readMigrations(store: 'postgres' | 'clickhouse'): Migration[] {
 }
 
 async function migratePostgres(tx: Sql, log: Logger): Promise<void> {
-  await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-  const applied = new Set((await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).map((row) => row.version));
+  await tx.query(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
+  const applied = new Set(
+    (await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).map((row) => row.version),
+  );
   for (const migration of readMigrations('postgres').filter((m) => !applied.has(m.version))) {
     for (const statement of migration.statements) await tx.query(statement);
     await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version]);
@@ -45,7 +49,10 @@ async function migrateClickHouse(ch: ClickHouseStore, log: Logger): Promise<void
   await ch.command(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime64(3) DEFAULT now64(3)) ENGINE = MergeTree ORDER BY version',
   );
-  const rows = await ch.query<{ version: string }>({ name: 'migrations', sql: 'SELECT version FROM schema_migrations' });
+  const rows = await ch.query<{ version: string }>({
+    name: 'migrations',
+    sql: 'SELECT version FROM schema_migrations',
+  });
   const applied = new Set(rows.map((row) => row.version));
   for (const migration of readMigrations('clickhouse').filter((m) => !applied.has(m.version))) {
     for (const statement of migration.statements) await ch.command(statement);

@@ -81,7 +81,11 @@ function fromPool(pool: pg.Pool): PostgresStore {
         // A connection that failed is dropped rather than rolled back (a ROLLBACK would wait out another timeout):
         // the server ends its transaction with it.
         if (mapped instanceof StoreUnavailableError) client.release(true);
-        else await client.query('ROLLBACK').then(() => client.release(), (rollbackError: Error) => client.release(rollbackError));
+        else
+          await client.query('ROLLBACK').then(
+            () => client.release(),
+            (rollbackError: Error) => client.release(rollbackError),
+          );
         throw mapped;
       }
     },
@@ -106,7 +110,11 @@ const SILENT_SERVER_MARGIN_MS = 1000;
 
 function openPool(url: string, { connectMs, queryMs }: PostgresTimeouts): PostgresStore {
   const pool = new pg.Pool({
-    connectionString: url, max: 10, connectionTimeoutMillis: connectMs, statement_timeout: queryMs, query_timeout: queryMs + SILENT_SERVER_MARGIN_MS,
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: connectMs,
+    statement_timeout: queryMs,
+    query_timeout: queryMs + SILENT_SERVER_MARGIN_MS,
   });
   // An idle client losing its server must not crash the process; the next query reports the outage.
   pool.on('error', () => undefined);
@@ -129,6 +137,10 @@ async function openPglite(dataDir: string): Promise<PostgresStore> {
   return fromPglite(await PGlite.create(directory, { startParams }));
 }
 
-export async function openPostgres(options: { url?: string; dataDir: string; timeouts: PostgresTimeouts }): Promise<PostgresStore> {
+export async function openPostgres(options: {
+  url?: string;
+  dataDir: string;
+  timeouts: PostgresTimeouts;
+}): Promise<PostgresStore> {
   return options.url ? openPool(options.url, options.timeouts) : openPglite(options.dataDir);
 }

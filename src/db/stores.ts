@@ -10,13 +10,19 @@ export interface Stores {
   ch: ClickHouseStore;
 }
 
-export async function openStores(config: Pick<Config, 'databaseUrl' | 'postgresTimeouts' | 'clickhouse' | 'dataDir'>, log: Logger): Promise<Stores> {
+export async function openStores(
+  config: Pick<Config, 'databaseUrl' | 'postgresTimeouts' | 'clickhouse' | 'dataDir'>,
+  log: Logger,
+): Promise<Stores> {
   // Together: PGlite compiles its WebAssembly while chdb loads its library.
   const [pg, ch] = await Promise.all([
     openPostgres({ url: config.databaseUrl, dataDir: config.dataDir, timeouts: config.postgresTimeouts }),
     openClickHouse({ server: config.clickhouse, dataDir: config.dataDir }),
   ]);
-  log.info({ postgres: config.databaseUrl ? 'server' : 'embedded', clickhouse: config.clickhouse ? 'server' : 'embedded' }, 'stores opened');
+  log.info(
+    { postgres: config.databaseUrl ? 'server' : 'embedded', clickhouse: config.clickhouse ? 'server' : 'embedded' },
+    'stores opened',
+  );
   await migrate(pg, ch, log);
   return { pg, ch };
 }

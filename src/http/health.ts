@@ -14,12 +14,20 @@ const PROBE_TIMEOUT_MS = 2000;
 async function answers(probe: () => Promise<unknown>): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS)));
-  const ok = probe().then((result) => result !== false, () => false);
+  const ok = probe().then(
+    (result) => result !== false,
+    () => false,
+  );
   return Promise.race([ok, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The local directories writes go to: the ingest log's, and DATA_DIR when a store is embedded there. */
-function writtenDirectories({ dataDir, databaseUrl, clickhouse, ingestLog }: Pick<Config, 'dataDir' | 'databaseUrl' | 'clickhouse' | 'ingestLog'>): string[] {
+function writtenDirectories({
+  dataDir,
+  databaseUrl,
+  clickhouse,
+  ingestLog,
+}: Pick<Config, 'dataDir' | 'databaseUrl' | 'clickhouse' | 'ingestLog'>): string[] {
   const embedded = databaseUrl === undefined || clickhouse === undefined;
   return [...(ingestLog ? [ingestLog.directory] : []), ...(embedded ? [dataDir] : [])];
 }
@@ -49,28 +57,45 @@ export interface IngestReadiness {
   backlog: z.infer<typeof backlogSchema>;
 }
 
-export function healthRoutes(stores: Stores, ingestReadiness: () => IngestReadiness, config: Parameters<typeof writtenDirectories>[0]) {
+export function healthRoutes(
+  stores: Stores,
+  ingestReadiness: () => IngestReadiness,
+  config: Parameters<typeof writtenDirectories>[0],
+) {
   const tag = 'Health';
   const directories = writtenDirectories(config);
   return [
     defineRoute({
-      method: 'get', path: '/healthz', operationId: 'checkLiveness', tag, summary: 'The process is up', auth: { kind: 'public' },
+      method: 'get',
+      path: '/healthz',
+      operationId: 'checkLiveness',
+      tag,
+      summary: 'The process is up',
+      auth: { kind: 'public' },
       response: z.object({ status: z.literal('ok') }),
       handler: async () => ({ status: 'ok' as const }),
     }),
     defineRoute({
-      method: 'get', path: '/readyz', operationId: 'checkReadiness', tag,
-      summary: 'Both stores answer, the data directories take writes and the ingest log replayed at start-up is flushed; 503 otherwise. Shows the ingest backlog',
-      auth: { kind: 'public' }, errors: [503],
+      method: 'get',
+      path: '/readyz',
+      operationId: 'checkReadiness',
+      tag,
+      summary:
+        'Both stores answer, the data directories take writes and the ingest log replayed at start-up is flushed; 503 otherwise. Shows the ingest backlog',
+      auth: { kind: 'public' },
+      errors: [503],
       response: z.object({ status: z.literal('ready'), ingest_backlog: backlogSchema }),
       handler: async () => {
         const [postgres, clickhouse, ...writable] = await Promise.all([
-          answers(() => stores.pg.query('SELECT 1')), answers(() => stores.ch.ping()), ...directories.map((directory) => answers(() => probeWrite(directory))),
+          answers(() => stores.pg.query('SELECT 1')),
+          answers(() => stores.ch.ping()),
+          ...directories.map((directory) => answers(() => probeWrite(directory))),
         ]);
         if (!postgres) throw new StoreUnavailableError('postgres', 'no answer');
         if (!clickhouse) throw new StoreUnavailableError('clickhouse', 'no answer');
         // Every write would fail (a full disk, a read-only mount), though the stores still answer reads.
-        if (writable.includes(false)) throw new AppError(503, 'unavailable', 'the data directory cannot be written', [], { 'Retry-After': '5' });
+        if (writable.includes(false))
+          throw new AppError(503, 'unavailable', 'the data directory cannot be written', [], { 'Retry-After': '5' });
         const ingest = ingestReadiness();
         if (!ingest.ready) throw new AppError(503, 'unavailable', ingest.reason, [], { 'Retry-After': '1' });
         return { status: 'ready' as const, ingest_backlog: ingest.backlog };

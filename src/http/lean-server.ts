@@ -2,7 +2,13 @@
 // Express's middleware chain (router, body-parser, pino-http's per-request logging) costs more than the ingest
 // handlers themselves; this serves the same declarations with the same checks, errors and order of checks.
 import { randomUUID } from 'node:crypto';
-import { maxHeaderSize, STATUS_CODES, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import {
+  maxHeaderSize,
+  STATUS_CODES,
+  type IncomingMessage,
+  type RequestListener,
+  type ServerResponse,
+} from 'node:http';
 import querystring from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -28,18 +34,26 @@ interface LeanRoute {
 /** An express-style path (`/runs/:runID/steps`) as a pattern over the raw path: case-insensitive, optional trailing slash, as express matches. */
 function compilePath(path: string): { pattern: RegExp; paramNames: string[] } {
   const paramNames: string[] = [];
-  const source = path.split('/').map((segment) => {
-    if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    paramNames.push(segment.slice(1));
-    return '([^/]+)';
-  }).join('/');
+  const source = path
+    .split('/')
+    .map((segment) => {
+      if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      paramNames.push(segment.slice(1));
+      return '([^/]+)';
+    })
+    .join('/');
   return { pattern: new RegExp(`^${source}/?$`, 'i'), paramNames };
 }
 
 function toLeanRoute(route: RouteDefinition, defaultBodyLimit: number): LeanRoute {
   // A guard reads express's request (req.ip); the declaration's types already forbid one on a lean route.
   if (route.guard) throw new Error(`${route.method} ${route.path}: a lean route takes no guard`);
-  return { route, method: route.method.toUpperCase(), ...compilePath(route.path), bodyLimit: route.bodyLimit ?? defaultBodyLimit };
+  return {
+    route,
+    method: route.method.toUpperCase(),
+    ...compilePath(route.path),
+    bodyLimit: route.bodyLimit ?? defaultBodyLimit,
+  };
 }
 
 // The request shapes this server reads itself: JSON in UTF-8, or a media type of the route's codec, not compressed.
@@ -57,7 +71,6 @@ function mediaTypeOf(req: IncomingMessage, route: RouteDefinition): string | und
   if (route.codec) return codecMediaType(req, route.codec);
   return !hasBody(req) || PLAIN_JSON.test(req.headers['content-type'] ?? '') ? 'application/json' : undefined;
 }
-
 
 /** The body, or undefined when there is none. Over the limit, the rest is read off (keeping the connection usable) and 413 follows. */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
@@ -97,7 +110,13 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
     return;
   }
   const json = JSON.stringify(body);
-  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) }).end(json);
+  res
+    .writeHead(status, {
+      ...headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(json),
+    })
+    .end(json);
 }
 
 function sendEncoded(res: ServerResponse, status: number, body: Buffer, mediaType: string): void {
@@ -111,7 +130,9 @@ function splitUrl(url: string): { path: string; search: string } {
 
 export function leanListener(routes: readonly RouteDefinition[], options: LeanOptions): RequestListener {
   const { log, fallback } = options;
-  const leanRoutes = routes.filter((route) => route.transport === 'lean').map((route) => toLeanRoute(route, options.bodyLimitBytes));
+  const leanRoutes = routes
+    .filter((route) => route.transport === 'lean')
+    .map((route) => toLeanRoute(route, options.bodyLimitBytes));
 
   /**
    * One line for every request that failed, in pino-http's shape, at pino-http's levels (4xx warn, 5xx error with
@@ -123,13 +144,22 @@ export function leanListener(routes: readonly RouteDefinition[], options: LeanOp
     const level = logLevelFor(res.statusCode, failed, 'debug');
     if (!log.isLevelEnabled(level)) return;
     const line = {
-      req: { id, method: req.method, url: req.url }, res: { statusCode: res.statusCode }, responseTime: Date.now() - startedAt,
+      req: { id, method: req.method, url: req.url },
+      res: { statusCode: res.statusCode },
+      responseTime: Date.now() - startedAt,
       ...(failed ? { err: error } : {}),
     };
     log[level](line, error === undefined ? 'request completed' : 'request errored');
   }
 
-  async function serve(lean: LeanRoute, mediaType: string, match: RegExpExecArray, search: string, req: IncomingMessage, res: ServerResponse) {
+  async function serve(
+    lean: LeanRoute,
+    mediaType: string,
+    match: RegExpExecArray,
+    search: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ) {
     const startedAt = Date.now();
     const requestId = assignRequestId(req, res);
     try {
@@ -140,7 +170,13 @@ export function leanListener(routes: readonly RouteDefinition[], options: LeanOp
       const input = codec
         ? { body: undefined, encoded: { body: raw ?? Buffer.alloc(0), mediaType } }
         : { body: parseJson(raw) };
-      const { status, result } = await runRoute(lean.route, options, { params, query: querystring.parse(search), ...input }, req, res);
+      const { status, result } = await runRoute(
+        lean.route,
+        options,
+        { params, query: querystring.parse(search), ...input },
+        req,
+        res,
+      );
       if (codec) sendEncoded(res, status, codec.encode(result, mediaType), mediaType);
       else send(res, status, status === 204 ? undefined : result);
       logRequest(req, res, requestId, startedAt);
@@ -167,7 +203,8 @@ export function leanListener(routes: readonly RouteDefinition[], options: LeanOp
 
 /** What node's HTTP parser refuses before any listener sees a request, by its error code; anything else is a 400. */
 const clientErrors: Record<string, () => AppError> = {
-  HPE_HEADER_OVERFLOW: () => new AppError(431, 'request_header_too_large', `the request line and headers are over ${maxHeaderSize} bytes`),
+  HPE_HEADER_OVERFLOW: () =>
+    new AppError(431, 'request_header_too_large', `the request line and headers are over ${maxHeaderSize} bytes`),
   HPE_CHUNK_EXTENSIONS_OVERFLOW: payloadTooLarge,
   ERR_HTTP_REQUEST_TIMEOUT: () => new AppError(408, 'request_timeout', 'the request was not received in time'),
 };
@@ -188,8 +225,13 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   const requestId = randomUUID();
   const json = JSON.stringify(errorBody(mapped, requestId));
   const answer = [
-    `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status]}`, 'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(json)}`, `X-Request-Id: ${requestId}`, 'Connection: close', '', json,
+    `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(json)}`,
+    `X-Request-Id: ${requestId}`,
+    'Connection: close',
+    '',
+    json,
   ].join('\r\n');
   // Closed once the answer is out, whatever the client still sends (its parser has failed).
   socket.end(answer, () => socket.destroy());

@@ -12,20 +12,42 @@ type Convert = (schema: z.ZodType, io: 'input' | 'output') => JsonSchema;
 
 // package.json is as far from dist/http as from src/http (the image keeps it beside dist/).
 const packageJson = JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as {
-  name: string; version: string; description: string; license: string;
+  name: string;
+  version: string;
+  description: string;
+  license: string;
 };
 
 /** The error responses (contract section 1), by status; `default` is any other: 500, a bug. */
 const ERROR_RESPONSES: Record<ErrorStatus | 'default', { name: string; description: string; retryable?: true }> = {
-  400: { name: 'BadRequest', description: 'Bad input: validation_failed, malformed_json, invalid_id, invalid_window or unsupported_signal' },
-  401: { name: 'Unauthenticated', description: 'No, malformed, expired or revoked session or API key; or a wrong e-mail or password' },
-  403: { name: 'Forbidden', description: "Authenticated, but the caller's role or the API key's project does not allow it" },
-  404: { name: 'NotFound', description: 'The resource does not exist, or belongs to an organization the caller is not a member of' },
-  409: { name: 'Conflict', description: 'The request conflicts with the current state (a duplicate, the last admin, a finished run)' },
+  400: {
+    name: 'BadRequest',
+    description: 'Bad input: validation_failed, malformed_json, invalid_id, invalid_window or unsupported_signal',
+  },
+  401: {
+    name: 'Unauthenticated',
+    description: 'No, malformed, expired or revoked session or API key; or a wrong e-mail or password',
+  },
+  403: {
+    name: 'Forbidden',
+    description: "Authenticated, but the caller's role or the API key's project does not allow it",
+  },
+  404: {
+    name: 'NotFound',
+    description: 'The resource does not exist, or belongs to an organization the caller is not a member of',
+  },
+  409: {
+    name: 'Conflict',
+    description: 'The request conflicts with the current state (a duplicate, the last admin, a finished run)',
+  },
   413: { name: 'PayloadTooLarge', description: 'The request body is over the limit' },
   415: { name: 'UnsupportedMediaType', description: 'The request body is not in a media type the route takes' },
   429: { name: 'RateLimited', description: 'Too many requests; retry after Retry-After seconds', retryable: true },
-  503: { name: 'Unavailable', description: 'A store cannot answer; nothing was half-written; retry after Retry-After seconds', retryable: true },
+  503: {
+    name: 'Unavailable',
+    description: 'A store cannot answer; nothing was half-written; retry after Retry-After seconds',
+    retryable: true,
+  },
   default: { name: 'InternalError', description: 'Any other error: 500 internal, whose message holds no internals' },
 };
 
@@ -36,7 +58,11 @@ const HEADERS = {
     required: true,
     schema: { type: 'string' },
   },
-  'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
 };
 const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
@@ -44,8 +70,14 @@ const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers
 function toComponentRefs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toComponentRefs);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([key, inner]) =>
-    [key, key === '$ref' && typeof inner === 'string' ? inner.replace('#/$defs/', '#/components/schemas/') : toComponentRefs(inner)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [
+      key,
+      key === '$ref' && typeof inner === 'string'
+        ? inner.replace('#/$defs/', '#/components/schemas/')
+        : toComponentRefs(inner),
+    ]),
+  );
 }
 
 /** Converts zod schemas to JSON Schema, collecting the named ones (zod's `$defs`) for `components.schemas`. */
@@ -57,7 +89,8 @@ function schemaConverter() {
     for (const [id, definition] of Object.entries($defs)) {
       const lifted = toComponentRefs(definition) as JsonSchema;
       // A name stands for one shape: two schemas of one name, or one that reads differently as input and output, is a bug.
-      if (id in named && !isDeepStrictEqual(named[id], lifted)) throw new Error(`two different schemas are named ${id}`);
+      if (id in named && !isDeepStrictEqual(named[id], lifted))
+        throw new Error(`two different schemas are named ${id}`);
       named[id] = lifted;
     }
     return toComponentRefs(root) as JsonSchema;
@@ -113,7 +146,10 @@ function errorStatusesOf(route: RouteDefinition): ErrorStatus[] {
     // The authenticator reads Postgres, and every authenticated handler a store.
     [503, auth.kind !== 'public'],
   ];
-  const statuses = new Set([...implied.filter(([, applies]) => applies).map(([status]) => status), ...(route.errors ?? [])]);
+  const statuses = new Set([
+    ...implied.filter(([, applies]) => applies).map(([status]) => status),
+    ...(route.errors ?? []),
+  ]);
   return [...statuses].sort((a, b) => a - b);
 }
 
@@ -134,10 +170,14 @@ function operationOf(route: RouteDefinition, convert: Convert): JsonSchema {
     return Object.fromEntries(mediaTypes.map((type) => [type, { schema: json }]));
   };
   const headers = headersOf(route, convert);
-  const success = route.response && status !== 204
-    ? { description: 'Success', headers, content: contentOf(route.response, 'output') }
-    : { description: 'Success, no body', headers };
-  const errors = errorStatusesOf(route).map((code) => [code, { $ref: `#/components/responses/${ERROR_RESPONSES[code].name}` }]);
+  const success =
+    route.response && status !== 204
+      ? { description: 'Success', headers, content: contentOf(route.response, 'output') }
+      : { description: 'Success, no body', headers };
+  const errors = errorStatusesOf(route).map((code) => [
+    code,
+    { $ref: `#/components/responses/${ERROR_RESPONSES[code].name}` },
+  ]);
   const roleNote = route.auth.kind === 'org' ? ` Requires the ${route.auth.role} role or higher.` : '';
   // A body that validates when absent is optional (an API key's name).
   const requestBody = route.body && {
@@ -152,16 +192,25 @@ function operationOf(route: RouteDefinition, convert: Convert): JsonSchema {
     parameters: parametersOf(route, convert),
     security: securityOf(route.auth),
     ...(requestBody ? { requestBody } : {}),
-    responses: { [status]: success, ...Object.fromEntries(errors), default: { $ref: `#/components/responses/${ERROR_RESPONSES.default.name}` } },
+    responses: {
+      [status]: success,
+      ...Object.fromEntries(errors),
+      default: { $ref: `#/components/responses/${ERROR_RESPONSES.default.name}` },
+    },
   };
 }
 
 function errorResponses(convert: Convert): JsonSchema {
   const content = { 'application/json': { schema: convert(errorSchema, 'output') } };
-  return Object.fromEntries(Object.values(ERROR_RESPONSES).map(({ name, description, retryable }) => {
-    const headers = { 'X-Request-Id': headerRef('X-Request-Id'), ...(retryable ? { 'Retry-After': headerRef('Retry-After') } : {}) };
-    return [name, { description, headers, content }];
-  }));
+  return Object.fromEntries(
+    Object.values(ERROR_RESPONSES).map(({ name, description, retryable }) => {
+      const headers = {
+        'X-Request-Id': headerRef('X-Request-Id'),
+        ...(retryable ? { 'Retry-After': headerRef('Retry-After') } : {}),
+      };
+      return [name, { description, headers, content }];
+    }),
+  );
 }
 
 export function buildOpenApiDocument(routes: readonly RouteDefinition[]): JsonSchema {
@@ -186,7 +235,11 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[]): JsonSc
       securitySchemes: {
         session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'runwatch_session' },
-        apiKey: { type: 'http', scheme: 'bearer', description: 'A project API key, rw_ followed by 40 base62 characters' },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A project API key, rw_ followed by 40 base62 characters',
+        },
       },
     },
   };

@@ -7,11 +7,7 @@ import { AppError, validationError } from './errors';
 export type Role = 'viewer' | 'member' | 'admin';
 
 export type AuthRequirement =
-  | { kind: 'public' }
-  | { kind: 'session' }
-  | { kind: 'org'; role: Role }
-  | { kind: 'apiKey' }
-  | { kind: 'projectRead' };
+  { kind: 'public' } | { kind: 'session' } | { kind: 'org'; role: Role } | { kind: 'apiKey' } | { kind: 'projectRead' };
 
 export interface UserCaller {
   type: 'user';
@@ -164,7 +160,12 @@ const requireJson: RequestHandler = (req, _res, next) => {
   next();
 };
 
-async function identify(route: RouteDefinition, incoming: IncomingMessage, authenticator: Authenticator, params: Record<string, unknown>) {
+async function identify(
+  route: RouteDefinition,
+  incoming: IncomingMessage,
+  authenticator: Authenticator,
+  params: Record<string, unknown>,
+) {
   // The authenticator reads the request's headers only (auth/authenticator.ts), which node's request carries as
   // express's does; so the lean server's requests are recognised by the same code.
   const req = incoming as Request;
@@ -182,7 +183,12 @@ async function identify(route: RouteDefinition, incoming: IncomingMessage, authe
   }
 }
 
-function parseOrThrow<T>(schema: z.ZodType<T> | undefined, value: unknown, code: 'validation_failed' | 'invalid_id', where: string[]): T {
+function parseOrThrow<T>(
+  schema: z.ZodType<T> | undefined,
+  value: unknown,
+  code: 'validation_failed' | 'invalid_id',
+  where: string[],
+): T {
   if (!schema) return {} as T;
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw validationError(code, parsed.error.issues, where);
@@ -202,15 +208,29 @@ export interface RawInput {
  * Serving a route, the same on both transports: path ids (a non-UUID is refused before any store is asked), the
  * caller, query and body validation, the handler, and in tests the check of the response against its schema.
  */
-export async function runRoute(route: RouteDefinition, options: MountOptions, raw: RawInput, req: IncomingMessage, res: ServerResponse) {
+export async function runRoute(
+  route: RouteDefinition,
+  options: MountOptions,
+  raw: RawInput,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
   const params = parseOrThrow(route.params, raw.params, 'invalid_id', []);
   const caller = await identify(route, req, options.authenticator, params);
   const query = parseOrThrow(route.query, raw.query, 'validation_failed', []);
   // A codec's decoding is work (OTLP's, a worker's): only a known caller's body is decoded.
-  const sent = raw.encoded && route.codec ? await route.codec.decode(raw.encoded.body, raw.encoded.mediaType) : raw.body;
+  const sent =
+    raw.encoded && route.codec ? await route.codec.decode(raw.encoded.body, raw.encoded.mediaType) : raw.body;
   const body = route.body ? parseOrThrow(route.body, sent, 'validation_failed', []) : undefined;
   // A lean route's handler is typed for node's request and response, an express route's for express's.
-  const result = await route.handler({ params, query, body, caller: caller as never, req: req as never, res: res as never });
+  const result = await route.handler({
+    params,
+    query,
+    body,
+    caller: caller as never,
+    req: req as never,
+    res: res as never,
+  });
   const status = route.status ?? 200;
   if (status !== 204 && options.validateResponses && route.response) route.response.parse(result);
   return { status, result };
@@ -235,7 +255,13 @@ function toCodecHandler(route: RouteDefinition, codec: BodyCodec, options: Mount
       throw new AppError(415, 'unsupported_media_type', `request body must be one of ${codec.mediaTypes.join(', ')}`);
     }
     const encoded = { body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), mediaType };
-    const { status, result } = await runRoute(route, options, { params: req.params, query: req.query, body: undefined, encoded }, req, res);
+    const { status, result } = await runRoute(
+      route,
+      options,
+      { params: req.params, query: req.query, body: undefined, encoded },
+      req,
+      res,
+    );
     res.status(status).type(mediaType).send(codec.encode(result, mediaType));
   };
 }
@@ -248,9 +274,20 @@ export function mountRoutes(app: Express, routes: readonly RouteDefinition[], op
     };
     const limit = route.bodyLimit ?? options.bodyLimitBytes;
     if (route.codec) {
-      app[route.method](route.path, guard, express.raw({ limit, type: () => true }), toCodecHandler(route, route.codec, options));
+      app[route.method](
+        route.path,
+        guard,
+        express.raw({ limit, type: () => true }),
+        toCodecHandler(route, route.codec, options),
+      );
       continue;
     }
-    app[route.method](route.path, guard, requireJson, express.json({ limit, type: () => true }), toHandler(route, options));
+    app[route.method](
+      route.path,
+      guard,
+      requireJson,
+      express.json({ limit, type: () => true }),
+      toHandler(route, options),
+    );
   }
 }

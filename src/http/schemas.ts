@@ -17,13 +17,17 @@ const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 export const hasLoneSurrogate = (value: string) => ANY_SURROGATE.test(value) && LONE_SURROGATE.test(value);
 
 /** Text that every store can hold: no lone UTF-16 surrogate. */
-export const text = () => z.string().refine((value) => !hasLoneSurrogate(value), { message: 'must not contain a lone UTF-16 surrogate' });
+export const text = () =>
+  z.string().refine((value) => !hasLoneSurrogate(value), { message: 'must not contain a lone UTF-16 surrogate' });
 
 /** Text Postgres can store (names, URLs, secrets): its text and jsonb types cannot hold a NUL character either. */
-export const storedText = () => text().refine((value) => !value.includes('\u0000'), { message: 'must not contain a NUL character' });
+export const storedText = () =>
+  text().refine((value) => !value.includes('\u0000'), { message: 'must not contain a NUL character' });
 
 /** RFC 3339 with an offset (`Z` or `±hh:mm`), parsed to a Date; anything else is refused. */
-export const timestamp = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 timestamp with an offset' }).transform((text) => new Date(text));
+export const timestamp = z.iso
+  .datetime({ offset: true, message: 'must be an RFC 3339 timestamp with an offset' })
+  .transform((text) => new Date(text));
 
 /** The times ClickHouse's DateTime64 can hold: [1900-01-01, 2300-01-01). */
 export const STORABLE_TIMES = { from: new Date('1900-01-01T00:00:00Z'), to: new Date('2300-01-01T00:00:00Z') };
@@ -39,7 +43,8 @@ export const storableTimestamp = timestamp.refine((date) => date >= STORABLE_TIM
  * decimal anyway (hence a refinement, not a `regex` that would show up there as a pattern).
  */
 export const queryInteger = (min: number, max: number) =>
-  z.string()
+  z
+    .string()
     .refine((value) => /^\d{1,16}$/.test(value), 'must be a decimal integer')
     .transform(Number)
     .pipe(z.number().int().min(min).max(max))
@@ -65,7 +70,12 @@ export const pathParams = <K extends string>(...names: K[]) =>
  * E-mail addresses are trimmed and lower-cased before they are checked or stored. The address is a check of the
  * string, not a pipe into a second schema, so the request's JSON Schema shows its format and length too.
  */
-export const email = z.string().trim().toLowerCase().check(z.email({ message: 'must be a valid e-mail address' })).max(254);
+export const email = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .check(z.email({ message: 'must be a valid e-mail address' }))
+  .max(254);
 
 /** Counts, steps, tokens, milliseconds and seconds: integers, never negative. */
 export const count = z.number().int().min(0);

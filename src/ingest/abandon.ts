@@ -35,10 +35,18 @@ const SELECT_FINISHED_LIVE_RUNS = `
  * Reads one pass's work: the finished rows of the runs to mark abandoned, and the live rows to retire: theirs, and
  * those of runs that finished without their live row being marked. The caller writes them.
  */
-export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abandonAfterSeconds: number): Promise<{ finished: FinishedRunRow[]; live: LiveRunRow[] }> {
+export async function abandonStaleRuns(
+  ch: ClickHouseStore,
+  clock: Clock,
+  abandonAfterSeconds: number,
+): Promise<{ finished: FinishedRunRow[]; live: LiveRunRow[] }> {
   const now = clock.now();
   const cutoff = new Date(now.getTime() - abandonAfterSeconds * 1000);
-  const stale = await ch.query<LiveRunRow>({ name: 'abandon.stale', sql: SELECT_STALE_LIVE_RUNS, params: { cutoff: toClickHouseTime(cutoff) } });
+  const stale = await ch.query<LiveRunRow>({
+    name: 'abandon.stale',
+    sql: SELECT_STALE_LIVE_RUNS,
+    params: { cutoff: toClickHouseTime(cutoff) },
+  });
   // The mark comes after the cutoff, so the duration is at least RUN_ABANDON_AFTER.
   const finished = stale.map((live) => finishedRowOf(live, live, { status: 'abandoned' }, now));
   const unmarked = await ch.query<LiveRunRow>({ name: 'abandon.finished_live', sql: SELECT_FINISHED_LIVE_RUNS });
@@ -46,10 +54,16 @@ export async function abandonStaleRuns(ch: ClickHouseStore, clock: Clock, abando
 }
 
 /** Runs a pass now and then every interval; returns the stop function. */
-export function startAbandonJob(options: { pass: () => Promise<Run[]>; log: Logger; intervalSeconds: number }): () => Promise<void> {
+export function startAbandonJob(options: {
+  pass: () => Promise<Run[]>;
+  log: Logger;
+  intervalSeconds: number;
+}): () => Promise<void> {
   const pass = async () => {
     const runs = await options.pass();
     if (runs.length > 0) options.log.info({ count: runs.length }, 'runs marked abandoned');
   };
-  return runEvery(options.intervalSeconds * 1000, pass, (error) => options.log.warn({ err: error }, 'abandon pass failed; retrying next interval'));
+  return runEvery(options.intervalSeconds * 1000, pass, (error) =>
+    options.log.warn({ err: error }, 'abandon pass failed; retrying next interval'),
+  );
 }

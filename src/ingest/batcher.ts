@@ -39,7 +39,10 @@ export class Batcher<Item, Result> {
   private takeBatch(): PendingCall<Item, Result>[] {
     let itemCount = 0;
     let taken = 0;
-    while (taken < this.pending.length && (taken === 0 || itemCount + this.pending[taken].items.length <= this.maxItems)) {
+    while (
+      taken < this.pending.length &&
+      (taken === 0 || itemCount + this.pending[taken].items.length <= this.maxItems)
+    ) {
       itemCount += this.pending[taken].items.length;
       taken += 1;
     }

@@ -2,7 +2,11 @@
 import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import {
   DEFAULT_TERMINATION_REASON,
-  type FinishedRunRow, type LiveRunRow, type RunTotals, type Step, type StepRow,
+  type FinishedRunRow,
+  type LiveRunRow,
+  type RunTotals,
+  type Step,
+  type StepRow,
 } from '../runs/model';
 import type { PriceTable } from '../pricing/prices';
 import { detectLoop, type LoopThresholds } from './loops';
@@ -43,7 +47,12 @@ function tokensOf(step: Omit<StepFields, 'index'>): number | null {
  * `index` is the step's own, unless given (steps assembled from spans are indexed by their order).
  */
 export function toStepRow(
-  projectId: string, runId: string, runTimestamp: string, step: Omit<StepFields, 'index'> & { index?: number }, version: number, prices: PriceTable,
+  projectId: string,
+  runId: string,
+  runTimestamp: string,
+  step: Omit<StepFields, 'index'> & { index?: number },
+  version: number,
+  prices: PriceTable,
   index = step.index!,
 ): StepRow {
   return {
@@ -78,9 +87,14 @@ export function mergeSteps<S extends Pick<Step, 'index'>>(existing: readonly S[]
 type CountedStep = Pick<StepRow, 'index' | 'type' | 'tool_name' | 'input' | 'output' | 'error' | 'tokens' | 'cost_usd'>;
 
 /** Totals of a run's steps; a loop found earlier keeps its first index (it never moves). */
-export function totalsOf(steps: readonly CountedStep[], earlierLoopIndex: number | null, thresholds: LoopThresholds): RunTotals {
+export function totalsOf(
+  steps: readonly CountedStep[],
+  earlierLoopIndex: number | null,
+  thresholds: LoopThresholds,
+): RunTotals {
   const toolSteps = steps.filter((step) => step.type === 'tool');
-  const loop = earlierLoopIndex === null ? detectLoop(steps, thresholds) : { loopDetected: true, loopStepIndex: earlierLoopIndex };
+  const loop =
+    earlierLoopIndex === null ? detectLoop(steps, thresholds) : { loopDetected: true, loopStepIndex: earlierLoopIndex };
   return {
     loop_detected: loop.loopDetected,
     loop_step_index: loop.loopStepIndex,
@@ -94,25 +108,46 @@ export function totalsOf(steps: readonly CountedStep[], earlierLoopIndex: number
 
 /** A run's live row: its start fields and its totals so far. Fields are listed, not spread: every start builds one. */
 export function liveRowOf(
-  projectId: string, id: string, timestamp: string, start: { agent_name: string; input?: string; metadata?: number[] }, totals: RunTotals,
+  projectId: string,
+  id: string,
+  timestamp: string,
+  start: { agent_name: string; input?: string; metadata?: number[] },
+  totals: RunTotals,
 ): LiveRunRow {
   return {
-    project_id: projectId, timestamp, id, version: 0, finished: 0,
-    agent_name: start.agent_name, input: start.input ?? '', metadata: start.metadata ?? [],
-    loop_detected: totals.loop_detected, loop_step_index: totals.loop_step_index, total_steps: totals.total_steps,
-    total_tokens: totals.total_tokens, total_cost_usd: totals.total_cost_usd, tool_calls: totals.tool_calls, tool_names: totals.tool_names,
+    project_id: projectId,
+    timestamp,
+    id,
+    version: 0,
+    finished: 0,
+    agent_name: start.agent_name,
+    input: start.input ?? '',
+    metadata: start.metadata ?? [],
+    loop_detected: totals.loop_detected,
+    loop_step_index: totals.loop_step_index,
+    total_steps: totals.total_steps,
+    total_tokens: totals.total_tokens,
+    total_cost_usd: totals.total_cost_usd,
+    tool_calls: totals.tool_calls,
+    tool_names: totals.tool_names,
   };
 }
 
 /** How a run ended: a finish call's fields, or the abandon job's bare status. */
-export type Outcome = Partial<Omit<FinishInput, 'timestamp' | 'steps' | 'status'>> & { status: FinishedRunRow['status'] };
+export type Outcome = Partial<Omit<FinishInput, 'timestamp' | 'steps' | 'status'>> & {
+  status: FinishedRunRow['status'];
+};
 
 /**
  * The one row a run gets in `runs`: what it carried while live (or in its batch item), its totals and its outcome.
  * Fields are listed, not spread: batches build a thousand of these per call, and spreads are the slow path.
  */
 export function finishedRowOf(
-  live: LiveRunRow, totals: RunTotals, outcome: Outcome, finishedAt: Date, startedAt = fromClickHouseTime(live.timestamp),
+  live: LiveRunRow,
+  totals: RunTotals,
+  outcome: Outcome,
+  finishedAt: Date,
+  startedAt = fromClickHouseTime(live.timestamp),
 ): FinishedRunRow {
   return {
     project_id: live.project_id,

@@ -48,10 +48,12 @@ export class Flusher {
       this.pass = this.flushSealed().finally(() => (this.pass = undefined));
       return this.pass;
     }
-    this.nextPass ??= this.pass.catch(() => undefined).then(() => {
-      this.nextPass = undefined;
-      return this.flush();
-    });
+    this.nextPass ??= this.pass
+      .catch(() => undefined)
+      .then(() => {
+        this.nextPass = undefined;
+        return this.flush();
+      });
     return this.nextPass;
   }
 
@@ -70,17 +72,26 @@ export class Flusher {
     const tables = linesByTable(await this.options.log.readSegment(segment));
     // Within a group the tables are independent: each gets its inserts one at a time, all at once.
     for (const group of STORE_ORDER) {
-      await Promise.all(group.map(async (table) => {
-        const chunks = chunksOf(tables.get(table) ?? new Map());
-        for (const [i, lines] of chunks.entries()) {
-          const setAside = new Set(await this.insertIsolating(table, lines, `${segment.name}/${table}/${i}`));
-          // Outside the isolating inserts: a failed deletion is retried with the segment, never split into new inserts.
-          // A replacing row set aside replaces nothing: the run keeps its older row.
-          if (table === 'replaced') await deleteReplaced(this.options.ch, lines.filter((line) => !setAside.has(line)));
-        }
-      }));
+      await Promise.all(
+        group.map(async (table) => {
+          const chunks = chunksOf(tables.get(table) ?? new Map());
+          for (const [i, lines] of chunks.entries()) {
+            const setAside = new Set(await this.insertIsolating(table, lines, `${segment.name}/${table}/${i}`));
+            // Outside the isolating inserts: a failed deletion is retried with the segment, never split into new inserts.
+            // A replacing row set aside replaces nothing: the run keeps its older row.
+            if (table === 'replaced')
+              await deleteReplaced(
+                this.options.ch,
+                lines.filter((line) => !setAside.has(line)),
+              );
+          }
+        }),
+      );
     }
-    this.options.logger.info({ segment: segment.name, rows: segment.rows, ms: Date.now() - startedAt }, 'ingest log: segment flushed');
+    this.options.logger.info(
+      { segment: segment.name, rows: segment.rows, ms: Date.now() - startedAt },
+      'ingest log: segment flushed',
+    );
   }
 
   /**
@@ -106,7 +117,13 @@ export class Flusher {
 
   private deadLetter(table: RunTable, line: string, error: unknown, token: string): void {
     const reason = String((error as { cause?: { message?: unknown } }).cause?.message ?? error).split('\n')[0];
-    fs.appendFileSync(this.options.deadLetterFile, `${JSON.stringify({ at: new Date().toISOString(), table, token, reason, row: line })}\n`);
-    this.options.logger.error({ table, token, reason, deadLetterFile: this.options.deadLetterFile }, 'ingest log: a row ClickHouse refuses was set aside');
+    fs.appendFileSync(
+      this.options.deadLetterFile,
+      `${JSON.stringify({ at: new Date().toISOString(), table, token, reason, row: line })}\n`,
+    );
+    this.options.logger.error(
+      { table, token, reason, deadLetterFile: this.options.deadLetterFile },
+      'ingest log: a row ClickHouse refuses was set aside',
+    );
   }
 }

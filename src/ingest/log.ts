@@ -55,12 +55,15 @@ export interface LoggedRecord {
 }
 
 /** Appends that return once the data is durable (O_DSYNC: every write is followed by the sync it needs). */
-export const SEGMENT_OPEN_FLAGS = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_DSYNC;
+export const SEGMENT_OPEN_FLAGS =
+  fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_DSYNC;
 
 // Node's callback API through the fs object at call time (one promise each, no FileHandle).
 const files = {
-  open: (file: string, flags: number) => new Promise<number>((ok, fail) => fs.open(file, flags, (e, fd) => (e ? fail(e) : ok(fd)))),
-  writev: (fd: number, buffers: Buffer[]) => new Promise<number>((ok, fail) => fs.writev(fd, buffers, (e, written) => (e ? fail(e) : ok(written)))),
+  open: (file: string, flags: number) =>
+    new Promise<number>((ok, fail) => fs.open(file, flags, (e, fd) => (e ? fail(e) : ok(fd)))),
+  writev: (fd: number, buffers: Buffer[]) =>
+    new Promise<number>((ok, fail) => fs.writev(fd, buffers, (e, written) => (e ? fail(e) : ok(written)))),
   fsync: (fd: number) => new Promise<void>((ok, fail) => fs.fsync(fd, (e) => (e ? fail(e) : ok()))),
   close: (fd: number) => new Promise<void>((ok) => fs.close(fd, () => ok())),
 };
@@ -116,13 +119,19 @@ export class IngestLog {
     fs.mkdirSync(options.directory, { recursive: true });
     const log = new IngestLog(options);
     const records: LoggedRecord[] = [];
-    const names = fs.readdirSync(options.directory).filter((name) => name.endsWith(SEGMENT_SUFFIX)).sort();
+    const names = fs
+      .readdirSync(options.directory)
+      .filter((name) => name.endsWith(SEGMENT_SUFFIX))
+      .sort();
     for (const fileName of names) {
       const file = path.join(options.directory, fileName);
       const bytes = fs.readFileSync(file);
       const { payloads, validBytes } = readFrames(bytes);
       if (validBytes < bytes.length) {
-        options.log.warn({ segment: fileName, keptBytes: validBytes }, 'ingest log: torn tail cut (a write the crash interrupted)');
+        options.log.warn(
+          { segment: fileName, keptBytes: validBytes },
+          'ingest log: torn tail cut (a write the crash interrupted)',
+        );
         fs.truncateSync(file, validBytes);
       }
       if (payloads.length === 0) {
@@ -133,7 +142,14 @@ export class IngestLog {
       const rows = payloads.reduce((sum, payload) => sum + options.rowsOf(payload), 0);
       const name = fileName.slice(0, -SEGMENT_SUFFIX.length);
       // The name starts with the segment's creation time: the backlog's age survives a restart.
-      log.addSealed({ name, file, bytes: validBytes, rows, lastLsn: log.nextLsn - 1, firstAppendAt: Number(name.split('-')[0]) || Date.now() });
+      log.addSealed({
+        name,
+        file,
+        bytes: validBytes,
+        rows,
+        lastLsn: log.nextLsn - 1,
+        firstAppendAt: Number(name.split('-')[0]) || Date.now(),
+      });
     }
     return { log, records };
   }
@@ -151,7 +167,9 @@ export class IngestLog {
     const rows = this.options.rowsOf(payload);
     const bytes = FRAME_HEADER_BYTES + payload.length;
     if (this.totalBytes + bytes > this.options.maxBytes) {
-      return Promise.reject(new StoreUnavailableError('ingest log', 'the log is full: ClickHouse is behind or unavailable'));
+      return Promise.reject(
+        new StoreUnavailableError('ingest log', 'the log is full: ClickHouse is behind or unavailable'),
+      );
     }
     this.totalBytes += bytes;
     const lsn = this.nextLsn++;
@@ -191,7 +209,8 @@ export class IngestLog {
     const bytes = (await fs.promises.readFile(segment.file)).subarray(0, segment.bytes);
     const { payloads, validBytes } = readFrames(bytes);
     // Every byte counted was acknowledged: a segment that reads shorter is damaged, and is never flushed and deleted.
-    if (validBytes !== segment.bytes) throw new Error(`segment ${segment.name} holds ${validBytes} whole bytes of ${segment.bytes}`);
+    if (validBytes !== segment.bytes)
+      throw new Error(`segment ${segment.name} holds ${validBytes} whole bytes of ${segment.bytes}`);
     return payloads;
   }
 
@@ -237,7 +256,10 @@ export class IngestLog {
     try {
       segment = this.active ?? (await this.openSegment());
       const expected = group.reduce((sum, append) => sum + frameBytes(append), 0);
-      const written = await files.writev(segment.fd, group.flatMap((append) => [append.header, append.payload]));
+      const written = await files.writev(
+        segment.fd,
+        group.flatMap((append) => [append.header, append.payload]),
+      );
       // A short write (the disk filled up in the middle) is a failed one: none of the group is acknowledged.
       if (written !== expected) throw new Error(`short write: ${written} of ${expected} bytes`);
     } catch (error) {
@@ -260,7 +282,10 @@ export class IngestLog {
   }
 
   private refuse(group: PendingAppend[], error: unknown): void {
-    this.options.log.error({ err: error, records: group.length }, 'ingest log: write failed; the writes are refused (503)');
+    this.options.log.error(
+      { err: error, records: group.length },
+      'ingest log: write failed; the writes are refused (503)',
+    );
     for (const append of group) this.totalBytes -= frameBytes(append);
     const unavailable = new StoreUnavailableError('ingest log', 'the ingest log cannot be written');
     unavailable.cause = error;

@@ -18,7 +18,13 @@ export interface LoopThresholds {
   monologue: number;
 }
 
-export const DEFAULT_LOOP_THRESHOLDS: LoopThresholds = { repeat: 4, repeatedErrors: 3, cyclePeriods: [2, 3], cycleRepeats: 3, monologue: 3 };
+export const DEFAULT_LOOP_THRESHOLDS: LoopThresholds = {
+  repeat: 4,
+  repeatedErrors: 3,
+  cyclePeriods: [2, 3],
+  cycleRepeats: 3,
+  monologue: 3,
+};
 
 export type LoopRule = 'repeat' | 'repeated_errors' | 'cycle' | 'monologue';
 
@@ -56,13 +62,18 @@ function stringifySorted(value: unknown): string {
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;
     // Built by hand because JSON.stringify puts integer-like keys first whatever their insertion order.
-    const members = Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${stringifySorted(record[key])}`);
+    const members = Object.keys(record)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${stringifySorted(record[key])}`);
     return `{${members.join(',')}}`;
   }
   return JSON.stringify(value);
 }
 
-export function detectLoop(steps: readonly LoopStep[], thresholds: LoopThresholds = DEFAULT_LOOP_THRESHOLDS): LoopResult {
+export function detectLoop(
+  steps: readonly LoopStep[],
+  thresholds: LoopThresholds = DEFAULT_LOOP_THRESHOLDS,
+): LoopResult {
   const ordered = [...steps].sort((a, b) => a.index - b.index);
   const calls = toolCalls(ordered);
   // Listed in the contract's order, which also settles ties between rules starting at the same step.
@@ -98,7 +109,12 @@ function sameCallAndOutcome(a: ToolCall, b: ToolCall): boolean {
 }
 
 function repeatMatch(calls: readonly ToolCall[], repeat: number): Match | null {
-  const start = earliestRunStart(calls.length, repeat, () => true, (i) => sameCallAndOutcome(calls[i], calls[i - 1]));
+  const start = earliestRunStart(
+    calls.length,
+    repeat,
+    () => true,
+    (i) => sameCallAndOutcome(calls[i], calls[i - 1]),
+  );
   return start === null ? null : { position: calls[start].position, rule: 'repeat' };
 }
 

@@ -28,20 +28,71 @@ export interface RunWrite {
 // Every column list starts with the row's start time, the table's partition key: the flusher reads a line's
 // partition off its first characters (`["2026-11-23 10:…`) without parsing it.
 const LIVE_COLUMNS = [
-  'timestamp', 'project_id', 'id', 'version', 'finished', 'agent_name', 'input', 'metadata', 'loop_detected',
-  'loop_step_index', 'total_steps', 'total_tokens', 'total_cost_usd', 'tool_calls', 'tool_names',
+  'timestamp',
+  'project_id',
+  'id',
+  'version',
+  'finished',
+  'agent_name',
+  'input',
+  'metadata',
+  'loop_detected',
+  'loop_step_index',
+  'total_steps',
+  'total_tokens',
+  'total_cost_usd',
+  'tool_calls',
+  'tool_names',
 ] as const satisfies readonly (keyof LiveRunRow)[];
 const FINISHED_COLUMNS = [
-  'timestamp', 'project_id', 'id', 'agent_name', 'status', 'finished_at', 'duration_ms', 'input', 'output',
-  'termination_reason', 'termination_detail', 'loop_detected', 'loop_step_index', 'total_steps', 'total_tokens',
-  'total_cost_usd', 'tool_calls', 'tool_names', 'metadata',
+  'timestamp',
+  'project_id',
+  'id',
+  'agent_name',
+  'status',
+  'finished_at',
+  'duration_ms',
+  'input',
+  'output',
+  'termination_reason',
+  'termination_detail',
+  'loop_detected',
+  'loop_step_index',
+  'total_steps',
+  'total_tokens',
+  'total_cost_usd',
+  'tool_calls',
+  'tool_names',
+  'metadata',
 ] as const satisfies readonly (keyof FinishedRunRow)[];
 const STEP_COLUMNS = [
-  'run_timestamp', 'project_id', 'run_id', 'index', 'version', 'type', 'name', 'tool_name', 'model', 'input', 'output',
-  'tokens', 'input_tokens', 'output_tokens', 'cost_usd', 'started_at', 'duration_ms', 'error',
+  'run_timestamp',
+  'project_id',
+  'run_id',
+  'index',
+  'version',
+  'type',
+  'name',
+  'tool_name',
+  'model',
+  'input',
+  'output',
+  'tokens',
+  'input_tokens',
+  'output_tokens',
+  'cost_usd',
+  'started_at',
+  'duration_ms',
+  'error',
 ] as const satisfies readonly (keyof StepRow)[];
 const REPLACED_COLUMNS = [...FINISHED_COLUMNS, 'version'] as const satisfies readonly (keyof VersionedRunRow)[];
-const TRACE_COLUMNS = ['received_at', 'project_id', 'trace_id', 'open_spans', 'spans'] as const satisfies readonly (keyof TraceRow)[];
+const TRACE_COLUMNS = [
+  'received_at',
+  'project_id',
+  'trace_id',
+  'open_spans',
+  'spans',
+] as const satisfies readonly (keyof TraceRow)[];
 
 /** The kinds of rows a record holds; each is inserted into a table, `replaced` into `runs` (in place of older rows). */
 export type RunTable = 'live_runs' | 'runs' | 'replaced' | 'run_steps' | 'otlp_traces';
@@ -50,7 +101,10 @@ export type RunTable = 'live_runs' | 'runs' | 'replaced' | 'run_steps' | 'otlp_t
  * Each kind of row: its one-letter tag in a record, the table it goes to, its columns, and its partition key's
  * length in a line's time text.
  */
-export const RUN_TABLES: Record<RunTable, { tag: string; table: string; columns: readonly string[]; partitionChars: number }> = {
+export const RUN_TABLES: Record<
+  RunTable,
+  { tag: string; table: string; columns: readonly string[]; partitionChars: number }
+> = {
   // live_runs is partitioned by hour (`2026-11-23 10`), runs and run_steps by month (`2026-11`), otlp_traces by day.
   live_runs: { tag: 'L', table: 'live_runs', columns: LIVE_COLUMNS, partitionChars: 13 },
   runs: { tag: 'F', table: 'runs', columns: FINISHED_COLUMNS, partitionChars: 7 },
@@ -123,7 +177,11 @@ export function decodeWrite(payload: Buffer): RunWrite {
   const { projectId, lines } = linesOf(payload);
   const write: RunWrite = { projectId, live: [], finished: [], replaced: [], steps: [], traces: [] };
   const rowsOf: Record<RunTable, object[]> = {
-    live_runs: write.live, runs: write.finished, replaced: write.replaced, run_steps: write.steps, otlp_traces: write.traces,
+    live_runs: write.live,
+    runs: write.finished,
+    replaced: write.replaced,
+    run_steps: write.steps,
+    otlp_traces: write.traces,
   };
   for (const { table, line } of lines) rowsOf[table].push(rowOf(RUN_TABLES[table].columns, line));
   return write;

@@ -2,7 +2,16 @@
 import { defineRoute } from '../http/route';
 import { pathParams } from '../http/schemas';
 import { runSchema } from '../runs/model';
-import { batchBody, batchResult, documentedBatchBody, finishBody, startBody, startResult, stepsBody, stepsResult } from './schemas';
+import {
+  batchBody,
+  batchResult,
+  documentedBatchBody,
+  finishBody,
+  startBody,
+  startResult,
+  stepsBody,
+  stepsResult,
+} from './schemas';
 import type { IngestService } from './service';
 
 const tag = 'Ingest';
@@ -12,25 +21,62 @@ const runParams = pathParams('runID');
 export function ingestRoutes(ingest: IngestService, bodyLimit: number) {
   return [
     defineRoute({
-      method: 'post', path: '/ingest/agent/runs', operationId: 'startRun', tag, summary: 'Start a run',
-      transport: 'lean', auth: { kind: 'apiKey' }, bodyLimit, body: startBody, response: startResult, status: 201,
+      method: 'post',
+      path: '/ingest/agent/runs',
+      operationId: 'startRun',
+      tag,
+      summary: 'Start a run',
+      transport: 'lean',
+      auth: { kind: 'apiKey' },
+      bodyLimit,
+      body: startBody,
+      response: startResult,
+      status: 201,
       handler: ({ caller, body }) => ingest.start(caller.projectId, body),
     }),
     defineRoute({
-      method: 'post', path: '/ingest/agent/runs/batch', operationId: 'recordRuns', tag,
+      method: 'post',
+      path: '/ingest/agent/runs/batch',
+      operationId: 'recordRuns',
+      tag,
       summary: 'Record up to 1000 runs (starts or whole runs) at once',
-      transport: 'lean', auth: { kind: 'apiKey' }, bodyLimit, body: batchBody, documentedBody: documentedBatchBody, response: batchResult,
+      transport: 'lean',
+      auth: { kind: 'apiKey' },
+      bodyLimit,
+      body: batchBody,
+      documentedBody: documentedBatchBody,
+      response: batchResult,
       handler: ({ caller, body }) => ingest.batch(caller.projectId, body.runs),
     }),
     defineRoute({
-      method: 'post', path: '/ingest/agent/runs/:runID/steps', operationId: 'appendSteps', tag, summary: 'Append steps to a running run',
-      transport: 'lean', errors: [409], auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: stepsBody, response: stepsResult,
+      method: 'post',
+      path: '/ingest/agent/runs/:runID/steps',
+      operationId: 'appendSteps',
+      tag,
+      summary: 'Append steps to a running run',
+      transport: 'lean',
+      errors: [409],
+      auth: { kind: 'apiKey' },
+      bodyLimit,
+      params: runParams,
+      body: stepsBody,
+      response: stepsResult,
       handler: ({ caller, params, body }) =>
         ingest.appendSteps({ projectId: caller.projectId, id: params.runID, timestamp: body.timestamp }, body.steps),
     }),
     defineRoute({
-      method: 'post', path: '/ingest/agent/runs/:runID/finish', operationId: 'finishRun', tag, summary: 'Finish a run',
-      transport: 'lean', errors: [409], auth: { kind: 'apiKey' }, bodyLimit, params: runParams, body: finishBody, response: runSchema,
+      method: 'post',
+      path: '/ingest/agent/runs/:runID/finish',
+      operationId: 'finishRun',
+      tag,
+      summary: 'Finish a run',
+      transport: 'lean',
+      errors: [409],
+      auth: { kind: 'apiKey' },
+      bodyLimit,
+      params: runParams,
+      body: finishBody,
+      response: runSchema,
       handler: ({ caller, params, body }) =>
         ingest.finish({ projectId: caller.projectId, id: params.runID, timestamp: body.timestamp }, body),
     }),

@@ -14,7 +14,11 @@ const optionalText = text.nullish();
 
 export const stepSchema = z
   .strictObject({
-    index: z.number().int().min(0).max(2 ** 32 - 1),
+    index: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1),
     type: z.enum(STEP_TYPES),
     name: optionalText,
     tool_name: optionalText,
@@ -70,10 +74,14 @@ export type FinishInput = z.infer<typeof finishBody>;
 /** A batch item is a start that may carry the finish fields, to record a whole run at once. */
 export const batchItem = z
   .strictObject({ ...startFields, ...finishFields, status: finishFields.status.optional() })
-  .refine((item) => item.status !== undefined || Object.keys(finishFields).every((field) => field === 'metadata' || !(field in item)), {
-    message: 'is required when finish fields are sent',
-    path: ['status'],
-  })
+  .refine(
+    (item) =>
+      item.status !== undefined || Object.keys(finishFields).every((field) => field === 'metadata' || !(field in item)),
+    {
+      message: 'is required when finish fields are sent',
+      path: ['status'],
+    },
+  )
   .meta({ id: 'RunBatchItem' });
 export type BatchItem = z.infer<typeof batchItem>;
 
@@ -84,11 +92,15 @@ export const batchBody = batchOf(z.unknown());
 export const documentedBatchBody = batchOf(batchItem).meta({ id: 'RunBatch' });
 
 export const startResult = z.object({ id: uuid, timestamp: timestampOut }).meta({ id: 'RunStartResult' });
-export const stepsResult = startResult.extend({
-  total_steps: count,
-  loop_detected: z.boolean(),
-  loop_step_index: count.nullable(),
-}).meta({ id: 'RunStepsResult' });
-export const batchResult = z.object({
-  results: z.array(z.union([startResult, z.object({ error: z.object({ code: z.string(), message: z.string() }) })])),
-}).meta({ id: 'RunBatchResult' });
+export const stepsResult = startResult
+  .extend({
+    total_steps: count,
+    loop_detected: z.boolean(),
+    loop_step_index: count.nullable(),
+  })
+  .meta({ id: 'RunStepsResult' });
+export const batchResult = z
+  .object({
+    results: z.array(z.union([startResult, z.object({ error: z.object({ code: z.string(), message: z.string() }) })])),
+  })
+  .meta({ id: 'RunBatchResult' });

@@ -6,7 +6,15 @@ import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../d
 import { AppError, conflict, invalidFields, notFound, validationError } from '../http/errors';
 import { uuidv7 } from '../ids';
 import type { PriceTable } from '../pricing/prices';
-import { toRun, type FinishedRunRow, type LiveRunRow, type Run, type RunTotals, type StepRow, type VersionedRunRow } from '../runs/model';
+import {
+  toRun,
+  type FinishedRunRow,
+  type LiveRunRow,
+  type Run,
+  type RunTotals,
+  type StepRow,
+  type VersionedRunRow,
+} from '../runs/model';
 import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
 import { abandonStaleRuns } from './abandon';
 import { Batcher } from './batcher';
@@ -51,7 +59,8 @@ type WholeRunItem = BatchItem & { status: FinishInput['status'] };
 const isWholeRun = (item: BatchItem): item is WholeRunItem => item.status !== undefined;
 
 export function ingestService(dependencies: IngestDependencies) {
-  const { ch, runs, writer, clock, log, loopThresholds, prices, runAbandonAfterSeconds, missRetryMs, events } = dependencies;
+  const { ch, runs, writer, clock, log, loopThresholds, prices, runAbandonAfterSeconds, missRetryMs, events } =
+    dependencies;
   // Steps and finish calls read their run first: in the head when it has writes not yet flushed, else in
   // ClickHouse, where concurrent lookups share one query.
   const latestRuns = new Batcher<RunKey, LatestRunRow | undefined>((keys) => runs.findLatestMany(keys), 1000);
@@ -83,11 +92,15 @@ export function ingestService(dependencies: IngestDependencies) {
   };
 
   function checkStartTime(timestamp: Date, now: Date, stillRunning: boolean): void {
-    if (timestamp.getTime() > now.getTime() + MAX_FUTURE_MS) throw fieldError('timestamp', 'must be at most 5 minutes in the future');
+    if (timestamp.getTime() > now.getTime() + MAX_FUTURE_MS)
+      throw fieldError('timestamp', 'must be at most 5 minutes in the future');
     // A run that would be abandoned the moment it starts is refused, rather than stored only to be abandoned;
     // runs reported after the fact go through the batch endpoint with their finish fields.
     if (stillRunning && timestamp.getTime() < now.getTime() - runAbandonAfterSeconds * 1000) {
-      throw fieldError('timestamp', `a running run must have started within the last ${runAbandonAfterSeconds} s; report an older run finished, through the batch endpoint`);
+      throw fieldError(
+        'timestamp',
+        `a running run must have started within the last ${runAbandonAfterSeconds} s; report an older run finished, through the batch endpoint`,
+      );
     }
   }
 
@@ -100,8 +113,13 @@ export function ingestService(dependencies: IngestDependencies) {
 
   // A start's totals, the same for every start (rows are never changed once built, so one object serves all).
   const startTotals = Object.freeze(totalsOf([], null, loopThresholds));
-  const liveRow = (projectId: string, id: string, timestamp: Date, input: StartInput, totals: RunTotals = startTotals) =>
-    liveRowOf(projectId, id, toClickHouseTime(timestamp), input, totals);
+  const liveRow = (
+    projectId: string,
+    id: string,
+    timestamp: Date,
+    input: StartInput,
+    totals: RunTotals = startTotals,
+  ) => liveRowOf(projectId, id, toClickHouseTime(timestamp), input, totals);
 
   const stepRows = (key: RunKey, steps: readonly StepInput[] = []) => {
     if (steps.length === 0) return [];
@@ -134,15 +152,23 @@ export function ingestService(dependencies: IngestDependencies) {
     return live.map((row) => ({ ...row, version, finished: 1 as const }));
   };
 
-  const write = (projectId: string, rows: Partial<Omit<RunWrite, 'projectId'>>) => writer.write({
-    projectId, live: rows.live ?? [], finished: rows.finished ?? [], replaced: rows.replaced ?? [], steps: rows.steps ?? [], traces: rows.traces ?? [],
-  });
+  const write = (projectId: string, rows: Partial<Omit<RunWrite, 'projectId'>>) =>
+    writer.write({
+      projectId,
+      live: rows.live ?? [],
+      finished: rows.finished ?? [],
+      replaced: rows.replaced ?? [],
+      steps: rows.steps ?? [],
+      traces: rows.traces ?? [],
+    });
 
   /** Whole runs not stored yet: a retried batch must not count a run twice. Only an id the client chose can be stored already. */
   async function unrecordedRuns<T extends { key: RunKey; clientChosenId: boolean }>(candidates: T[]): Promise<T[]> {
     const retriable = candidates.filter((candidate) => candidate.clientChosenId).map(({ key }) => key);
     const latest = await findLatestMany(retriable);
-    const stored = new Set(latest.filter((run): run is FinishedRunRow => run !== undefined && isFinished(run)).map((run) => run.id));
+    const stored = new Set(
+      latest.filter((run): run is FinishedRunRow => run !== undefined && isFinished(run)).map((run) => run.id),
+    );
     const seen = new Set<string>();
     return candidates.filter(({ key }) => !stored.has(key.id) && !seen.has(key.id) && seen.add(key.id));
   }
@@ -169,7 +195,13 @@ export function ingestService(dependencies: IngestDependencies) {
         const updated: LiveRunRow = { ...live, ...totals, version: nextVersion() };
         if (incoming.length > 0) await write(key.projectId, { live: [updated], steps: incoming });
         if (totals.loop_detected && !live.loop_detected) emit('loopDetected', toRun(updated));
-        return { id: key.id, timestamp: key.timestamp.toISOString(), total_steps: totals.total_steps, loop_detected: totals.loop_detected, loop_step_index: totals.loop_step_index };
+        return {
+          id: key.id,
+          timestamp: key.timestamp.toISOString(),
+          total_steps: totals.total_steps,
+          loop_detected: totals.loop_detected,
+          loop_step_index: totals.loop_step_index,
+        };
       });
     },
 
@@ -221,12 +253,22 @@ export function ingestService(dependencies: IngestDependencies) {
       // Runs whose id the client chose may be in flight elsewhere (a retry, a finish): they take the finish's lock.
       const retriableKeys = whole.filter((run) => run.clientChosenId).map((run) => lockKey(run.key));
       const finishedRows = await runLock.runAll(retriableKeys, async () => {
-        const fresh = (await unrecordedRuns(whole)).map((run) => ({ ...run, steps: stepRows(run.key, run.item.steps) }));
+        const fresh = (await unrecordedRuns(whole)).map((run) => ({
+          ...run,
+          steps: stepRows(run.key, run.item.steps),
+        }));
         const rows = fresh.map(({ key, item, finishedAt, steps }) => {
           const totals = totalsOf(mergeSteps([], steps), null, loopThresholds);
-          return finishedRowOf(liveRow(projectId, key.id, key.timestamp, item, totals), totals, item, finishedAt, key.timestamp);
+          return finishedRowOf(
+            liveRow(projectId, key.id, key.timestamp, item, totals),
+            totals,
+            item,
+            finishedAt,
+            key.timestamp,
+          );
         });
-        if (starts.length + rows.length > 0) await write(projectId, { live: starts, steps: fresh.flatMap(({ steps }) => steps), finished: rows });
+        if (starts.length + rows.length > 0)
+          await write(projectId, { live: starts, steps: fresh.flatMap(({ steps }) => steps), finished: rows });
         return rows;
       });
       for (const run of finishedRows.map(toRun)) {
@@ -244,11 +286,13 @@ export function ingestService(dependencies: IngestDependencies) {
       await writer.flushedAll();
       const { finished, live } = await abandonStaleRuns(ch, clock, afterSeconds);
       const inHead = (row: { project_id: string; id: string; timestamp: string }) =>
-        writer.latest({ projectId: row.project_id, id: row.id, timestamp: fromClickHouseTime(row.timestamp) }) !== undefined;
+        writer.latest({ projectId: row.project_id, id: row.id, timestamp: fromClickHouseTime(row.timestamp) }) !==
+        undefined;
       const abandoned = finished.filter((row) => !inHead(row));
       const retired = tombstones(live.filter((row) => !inHead(row)));
       for (const projectId of new Set([...abandoned, ...retired].map((row) => row.project_id))) {
-        const ofProject = <R extends { project_id: string }>(rows: R[]) => rows.filter((row) => row.project_id === projectId);
+        const ofProject = <R extends { project_id: string }>(rows: R[]) =>
+          rows.filter((row) => row.project_id === projectId);
         await write(projectId, { finished: ofProject(abandoned), live: ofProject(retired) });
       }
       const runs = abandoned.map(toRun);
@@ -273,7 +317,15 @@ export function ingestService(dependencies: IngestDependencies) {
      * stored before (their older rows are deleted once these are in), their steps, and the traces' spans to keep. Listeners
      * hear of each new run, and of a loop first found in a run written again.
      */
-    async recordAssembled(projectId: string, rows: { finished: FinishedRunRow[]; replaced: { row: VersionedRunRow; before: FinishedRunRow }[]; steps: StepRow[]; traces: RunWrite['traces'] }) {
+    async recordAssembled(
+      projectId: string,
+      rows: {
+        finished: FinishedRunRow[];
+        replaced: { row: VersionedRunRow; before: FinishedRunRow }[];
+        steps: StepRow[];
+        traces: RunWrite['traces'];
+      },
+    ) {
       const { finished, replaced, steps, traces } = rows;
       if (finished.length + replaced.length + steps.length + traces.length === 0) return;
       await write(projectId, { finished, replaced: replaced.map(({ row }) => row), steps, traces });
@@ -281,7 +333,8 @@ export function ingestService(dependencies: IngestDependencies) {
         if (run.loop_detected) emit('loopDetected', run);
         emit('runFinished', run);
       }
-      for (const { row, before } of replaced) if (row.loop_detected && !before.loop_detected) emit('loopDetected', toRun(row));
+      for (const { row, before } of replaced)
+        if (row.loop_detected && !before.loop_detected) emit('loopDetected', toRun(row));
     },
 
     /** Flushes what it can and closes the log; used at shutdown. */

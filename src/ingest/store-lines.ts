@@ -19,9 +19,15 @@ type NewestRow = { key: [projectId: string, timestamp: string, id: string]; vers
 function newestVersions(lines: readonly string[]): NewestRow[] {
   const newest = new Map<string, NewestRow>();
   for (const line of lines) {
-    const row = rowOf(RUN_TABLES.replaced.columns, line) as { project_id: string; timestamp: string; id: string; version: number };
+    const row = rowOf(RUN_TABLES.replaced.columns, line) as {
+      project_id: string;
+      timestamp: string;
+      id: string;
+      version: number;
+    };
     const identity = runIdentity(row.project_id, row.timestamp, row.id);
-    if ((newest.get(identity)?.version ?? -1) < row.version) newest.set(identity, { key: [row.project_id, row.timestamp, row.id], version: row.version });
+    if ((newest.get(identity)?.version ?? -1) < row.version)
+      newest.set(identity, { key: [row.project_id, row.timestamp, row.id], version: row.version });
   }
   return [...newest.values()];
 }
@@ -30,7 +36,12 @@ function newestVersions(lines: readonly string[]): NewestRow[] {
 const DELETE_BATCH_RUNS = 200;
 
 /** Inserts lines into their table. */
-export async function insertLines(ch: ClickHouseStore, table: RunTable, lines: readonly string[], options?: InsertOptions): Promise<void> {
+export async function insertLines(
+  ch: ClickHouseStore,
+  table: RunTable,
+  lines: readonly string[],
+  options?: InsertOptions,
+): Promise<void> {
   const { table: target, columns } = RUN_TABLES[table];
   await ch.insertLines(target, columns, lines, options);
 }
@@ -48,7 +59,12 @@ export async function deleteReplaced(ch: ClickHouseStore, lines: readonly string
 }
 
 /** Stores lines: their insert, and for replacing lines the deletion of the rows they replace. */
-export async function storeLines(ch: ClickHouseStore, table: RunTable, lines: readonly string[], options?: InsertOptions): Promise<void> {
+export async function storeLines(
+  ch: ClickHouseStore,
+  table: RunTable,
+  lines: readonly string[],
+  options?: InsertOptions,
+): Promise<void> {
   await insertLines(ch, table, lines, options);
   if (table === 'replaced') await deleteReplaced(ch, lines);
 }
@@ -58,4 +74,7 @@ export async function storeLines(ch: ClickHouseStore, table: RunTable, lines: re
  * goes after its first row (which it deletes); finished rows before the live rows' tombstones, so that a failure in
  * between never leaves a run marked finished in live_runs without its row in runs.
  */
-export const STORE_ORDER: readonly (readonly RunTable[])[] = [['run_steps', 'otlp_traces', 'runs'], ['replaced', 'live_runs']];
+export const STORE_ORDER: readonly (readonly RunTable[])[] = [
+  ['run_steps', 'otlp_traces', 'runs'],
+  ['replaced', 'live_runs'],
+];

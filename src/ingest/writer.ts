@@ -59,7 +59,14 @@ export interface LogWriterOptions {
 }
 
 /** The log-backed writer. Opening it replays the log into the head; its backlog then flushes in the background. */
-export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flushIntervalMs }: LogWriterOptions): RunWriter {
+export function openLogWriter({
+  ch,
+  log,
+  directory,
+  maxBytes,
+  flushMaxRows,
+  flushIntervalMs,
+}: LogWriterOptions): RunWriter {
   const { log: ingestLog, records } = IngestLog.open({ directory, maxBytes, log, rowsOf: rowsInRecord });
   const head = new RunHead();
   // The last record acknowledged for each project and of all, and the one up to which everything is in ClickHouse.
@@ -73,25 +80,35 @@ export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flus
   };
   for (const { lsn, payload } of records) acknowledged(decodeWrite(payload), lsn);
   const replayedLsn = records.at(-1)?.lsn ?? 0;
-  if (records.length > 0) log.info({ records: records.length, rows: ingestLog.backlogRows }, 'ingest log: replaying unflushed records');
+  if (records.length > 0)
+    log.info({ records: records.length, rows: ingestLog.backlogRows }, 'ingest log: replaying unflushed records');
 
   const flusher = new Flusher({
-    log: ingestLog, ch, logger: log, deadLetterFile: path.join(directory, 'dead-letter.jsonl'),
+    log: ingestLog,
+    ch,
+    logger: log,
+    deadLetterFile: path.join(directory, 'dead-letter.jsonl'),
     onFlushed: (lsn) => {
       flushedLsn = lsn;
       head.forgetFlushed(lsn);
     },
   });
-  const flushQuietly = () => flusher.flush().catch((error: unknown) => {
-    log.warn({ err: error, backlog: backlog() }, 'ingest log: flush failed; retrying');
-  });
+  const flushQuietly = () =>
+    flusher.flush().catch((error: unknown) => {
+      log.warn({ err: error, backlog: backlog() }, 'ingest log: flush failed; retrying');
+    });
   // At a fixed rate, not an interval after each pass ends: another instance must see a write within about one
   // interval (contract §4). A tick during a pass asks for the next pass, which starts as soon as that one ends.
   void flushQuietly();
   const timer = setInterval(flushQuietly, flushIntervalMs).unref();
 
   function backlog(): Backlog {
-    return { rows: ingestLog.backlogRows, bytes: ingestLog.bytes, oldestAgeMs: ingestLog.oldestAgeMs(), replayed: flushedLsn >= replayedLsn };
+    return {
+      rows: ingestLog.backlogRows,
+      bytes: ingestLog.bytes,
+      oldestAgeMs: ingestLog.oldestAgeMs(),
+      replayed: flushedLsn >= replayedLsn,
+    };
   }
 
   const time = (key: RunKey) => toClickHouseTime(key.timestamp);
@@ -104,7 +121,8 @@ export function openLogWriter({ ch, log, directory, maxBytes, flushMaxRows, flus
     async write(write) {
       // The head holds every run not flushed yet, in memory: while ClickHouse is down it is bounded here, not by the
       // process running out of heap (a 1 GiB log of bare starts is ~5 million runs).
-      if (head.size >= MAX_HEAD_RUNS) throw new StoreUnavailableError('ingest log', 'too many runs are waiting for ClickHouse');
+      if (head.size >= MAX_HEAD_RUNS)
+        throw new StoreUnavailableError('ingest log', 'too many runs are waiting for ClickHouse');
       const payload = encodeWrite(write);
       acknowledged(write, await ingestLog.append(payload));
       // A full segment is sealed at once, so that no segment (and no insert) grows far past a flush's size, even while

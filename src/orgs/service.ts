@@ -17,8 +17,18 @@ interface MemberRow extends Omit<OrganizationRow, 'id'> {
   role: Role;
 }
 
-export const toOrganization = (row: OrganizationRow) => ({ id: row.id, name: row.name, created_at: toTimestamp(row.created_at) });
-const toMember = (row: MemberRow) => ({ user_id: row.user_id, email: row.email, name: row.name, role: row.role, created_at: toTimestamp(row.created_at) });
+export const toOrganization = (row: OrganizationRow) => ({
+  id: row.id,
+  name: row.name,
+  created_at: toTimestamp(row.created_at),
+});
+const toMember = (row: MemberRow) => ({
+  user_id: row.user_id,
+  email: row.email,
+  name: row.name,
+  role: row.role,
+  created_at: toTimestamp(row.created_at),
+});
 
 export type Organization = ReturnType<typeof toOrganization>;
 export type Member = ReturnType<typeof toMember>;
@@ -44,7 +54,8 @@ export function organizationService(pg: PostgresStore) {
   /** Refuses a change that would leave the organization without an admin. */
   async function assertAdminRemains(tx: Sql, orgId: string, userId: string): Promise<void> {
     const admins = await tx.query<{ user_id: string }>(q.LOCK_ADMINS, [orgId]);
-    if (admins.length === 1 && admins[0].user_id === userId) throw conflict('an organization must keep at least one admin');
+    if (admins.length === 1 && admins[0].user_id === userId)
+      throw conflict('an organization must keep at least one admin');
   }
 
   return {

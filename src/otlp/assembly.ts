@@ -86,7 +86,10 @@ export class TraceAssembly {
   /** How long after its last span a trace with nothing waiting is evicted. */
   readonly hotMs: number;
 
-  constructor(private readonly windowMs: number, nowMs: number) {
+  constructor(
+    private readonly windowMs: number,
+    nowMs: number,
+  ) {
     this.hotMs = Math.min(windowMs, HOT_MS);
     this.seen = new SeenTraces(windowMs, SEEN_TRACES_CAPACITY, nowMs);
   }
@@ -114,7 +117,13 @@ export class TraceAssembly {
   /** Adds an export's spans of one trace; nothing is kept until `commit`. */
   add(projectId: string, traceId: string, spans: readonly TraceSpan[], nowMs: number): Assembly {
     const key = traceKey(projectId, traceId);
-    const trace = this.traces.get(key) ?? { projectId, traceId, spans: new Map(), pending: new Set<string>(), lastSeenMs: nowMs };
+    const trace = this.traces.get(key) ?? {
+      projectId,
+      traceId,
+      spans: new Map(),
+      pending: new Set<string>(),
+      lastSeenMs: nowMs,
+    };
     const added: TraceSpan[] = [];
     for (const span of spans) {
       if (trace.spans.has(span.spanId)) continue;
@@ -125,7 +134,10 @@ export class TraceAssembly {
     const { newRuns, lateSteps, placed } = this.place(trace, traceId, added);
     const lastSeenBefore = trace.lastSeenMs;
     return {
-      newRuns, lateSteps, added, openedSpans: trace.pending.size - pendingBefore.size,
+      newRuns,
+      lateSteps,
+      added,
+      openedSpans: trace.pending.size - pendingBefore.size,
       // The trace is locked from `add` to `commit` or `undo` (service.ts): its waiting spans are this export's.
       waiting: (span) => trace.pending.has(span.spanId),
       commit: (atMs) => {
@@ -154,14 +166,20 @@ export class TraceAssembly {
     const trace = this.traces.get(traceKey(projectId, traceId));
     if (!trace) return;
     for (const spanId of spanIds) trace.pending.delete(spanId);
-    this.compact(trace, spanIds.map((spanId) => trace.spans.get(spanId)).filter((span) => span !== undefined));
+    this.compact(
+      trace,
+      spanIds.map((spanId) => trace.spans.get(spanId)).filter((span) => span !== undefined),
+    );
   }
 
   /** Places the waiting spans and the new ones: in runs new with this export, in runs recorded before, or waiting on. */
   private place(trace: Trace, traceId: string, added: readonly TraceSpan[]) {
     const byAnchor = new Map<TraceSpan, TraceSpan[]>();
     const orphans: TraceSpan[] = [];
-    const candidates = [...[...trace.pending].map((id) => trace.spans.get(id)!), ...added.filter((span) => span.role !== 'link')];
+    const candidates = [
+      ...[...trace.pending].map((id) => trace.spans.get(id)!),
+      ...added.filter((span) => span.role !== 'link'),
+    ];
     for (const span of candidates) {
       const anchor = anchorOf(trace, span);
       if (anchor === undefined) {
@@ -183,9 +201,15 @@ export class TraceAssembly {
       ...[...newAgents].map((agent) => ({ traceId, agent, steps: byAnchor.get(agent) ?? [] })),
       ...orphans.map((span) => ({ traceId, agent: span, steps: [span] })),
     ];
-    const lateSteps = [...byAnchor].filter(([agent]) => !newAgents.has(agent)).map(([agent, steps]) => ({ traceId, agent, steps }));
+    const lateSteps = [...byAnchor]
+      .filter(([agent]) => !newAgents.has(agent))
+      .map(([agent, steps]) => ({ traceId, agent, steps }));
     // A new agent span whose own parent is not known yet is a run already, and a step still to place: it keeps its data.
-    const placed = [...[...newAgents].filter((agent) => !trace.pending.has(agent.spanId)), ...orphans, ...[...byAnchor.values()].flat()];
+    const placed = [
+      ...[...newAgents].filter((agent) => !trace.pending.has(agent.spanId)),
+      ...orphans,
+      ...[...byAnchor.values()].flat(),
+    ];
     return { newRuns, lateSteps, placed };
   }
 
@@ -210,7 +234,8 @@ export class TraceAssembly {
     for (const [key, trace] of this.traces) {
       if (this.held.has(key)) continue;
       if (trace.pending.size === 0 && trace.lastSeenMs <= nowMs - this.hotMs) this.evict(key, trace, nowMs);
-      else if (trace.pending.size > 0 && trace.lastSeenMs <= nowMs - this.windowMs) expired.push({ projectId: trace.projectId, traceId: trace.traceId });
+      else if (trace.pending.size > 0 && trace.lastSeenMs <= nowMs - this.windowMs)
+        expired.push({ projectId: trace.projectId, traceId: trace.traceId });
     }
     return expired;
   }
@@ -221,9 +246,12 @@ export class TraceAssembly {
     if (!trace || trace.pending.size === 0 || trace.lastSeenMs > nowMs - this.windowMs) return undefined;
     const settled = [...trace.pending].map((id) => trace.spans.get(id)!);
     // A span read back without its data (a trace older than what is read back) cannot become a run: it is settled.
-    const orphans = settled.filter((span) => span.role === 'step' && span.step).map((span) => ({ traceId, agent: span, steps: [span] }));
+    const orphans = settled
+      .filter((span) => span.role === 'step' && span.step)
+      .map((span) => ({ traceId, agent: span, steps: [span] }));
     return {
-      orphans, settled,
+      orphans,
+      settled,
       closed: (atMs) => {
         trace.pending.clear();
         this.compact(trace, settled);

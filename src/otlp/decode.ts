@@ -36,15 +36,23 @@ const span = z.looseObject({
   startTimeUnixNano: uint64.optional(),
   endTimeUnixNano: uint64.optional(),
   attributes,
-  status: z.looseObject({ message: z.string().optional(), code: z.union([z.number(), z.string()]).optional() }).optional(),
+  status: z
+    .looseObject({ message: z.string().optional(), code: z.union([z.number(), z.string()]).optional() })
+    .optional(),
 });
 
-export const exportTraceRequest = z.looseObject({
-  resourceSpans: z.array(z.looseObject({
-    resource: z.looseObject({ attributes }).optional(),
-    scopeSpans: z.array(z.looseObject({ spans: z.array(span).optional() })).optional(),
-  })).optional(),
-}).meta({ id: 'ExportTraceServiceRequest' });
+export const exportTraceRequest = z
+  .looseObject({
+    resourceSpans: z
+      .array(
+        z.looseObject({
+          resource: z.looseObject({ attributes }).optional(),
+          scopeSpans: z.array(z.looseObject({ spans: z.array(span).optional() })).optional(),
+        }),
+      )
+      .optional(),
+  })
+  .meta({ id: 'ExportTraceServiceRequest' });
 export type OtlpSpan = z.infer<typeof span>;
 
 /** The media types of OTLP/HTTP. */
@@ -52,10 +60,18 @@ export const OTLP_MEDIA_TYPES = ['application/x-protobuf', 'application/json'] a
 const JSON_MEDIA_TYPE = 'application/json';
 
 // What protobufjs decodes: messages whose set fields are own properties (attributes are read as they are).
-interface Long { low: number; high: number }
+interface Long {
+  low: number;
+  high: number;
+}
 interface DecodedSpan {
-  traceId: Uint8Array; spanId: Uint8Array; parentSpanId: Uint8Array | number[]; name: string;
-  startTimeUnixNano: Long | number; endTimeUnixNano: Long | number; attributes: unknown[];
+  traceId: Uint8Array;
+  spanId: Uint8Array;
+  parentSpanId: Uint8Array | number[];
+  name: string;
+  startTimeUnixNano: Long | number;
+  endTimeUnixNano: Long | number;
+  attributes: unknown[];
   status?: { message: string; code: number } | null;
 }
 interface DecodedRequest {
@@ -64,7 +80,10 @@ interface DecodedRequest {
 
 // A field left unset holds protobufjs's default, an empty array rather than a buffer.
 const hex = (bytes: Uint8Array | number[]) =>
-  (bytes instanceof Uint8Array ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.from(bytes)).toString('hex');
+  (bytes instanceof Uint8Array
+    ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    : Buffer.from(bytes)
+  ).toString('hex');
 /** A fixed64 of nanoseconds as OTLP/JSON's decimal string, exactly (a double cannot hold today's nanoseconds). */
 function nanosText(value: Long | number): string {
   if (typeof value === 'number') return String(value);
@@ -84,9 +103,14 @@ function fromProtobuf(body: Buffer): unknown {
       resource: { attributes: resourceSpans.resource?.attributes ?? [] },
       scopeSpans: resourceSpans.scopeSpans.map((scopeSpans) => ({
         spans: scopeSpans.spans.map((span) => ({
-          traceId: hex(span.traceId), spanId: hex(span.spanId), parentSpanId: hex(span.parentSpanId), name: span.name,
-          startTimeUnixNano: nanosText(span.startTimeUnixNano), endTimeUnixNano: nanosText(span.endTimeUnixNano),
-          attributes: span.attributes, status: span.status ? { message: span.status.message, code: span.status.code } : undefined,
+          traceId: hex(span.traceId),
+          spanId: hex(span.spanId),
+          parentSpanId: hex(span.parentSpanId),
+          name: span.name,
+          startTimeUnixNano: nanosText(span.startTimeUnixNano),
+          endTimeUnixNano: nanosText(span.endTimeUnixNano),
+          attributes: span.attributes,
+          status: span.status ? { message: span.status.message, code: span.status.code } : undefined,
         })),
       })),
     })),
@@ -94,9 +118,13 @@ function fromProtobuf(body: Buffer): unknown {
 }
 
 /** The result of an export, as its JSON encoding writes it: `partialSuccess` only when some spans were rejected. */
-export const exportTraceResponse = z.object({
-  partialSuccess: z.object({ rejectedSpans: z.string().describe('a 64-bit integer'), errorMessage: z.string() }).optional(),
-}).meta({ id: 'ExportTraceServiceResponse' });
+export const exportTraceResponse = z
+  .object({
+    partialSuccess: z
+      .object({ rejectedSpans: z.string().describe('a 64-bit integer'), errorMessage: z.string() })
+      .optional(),
+  })
+  .meta({ id: 'ExportTraceServiceResponse' });
 export type ExportTraceResponse = z.infer<typeof exportTraceResponse>;
 
 /** A body, protobuf or OTLP/JSON, in OTLP/JSON's shape (still to be validated); a 400 when it does not decode. */
@@ -111,7 +139,9 @@ export function decodeBody(body: Buffer, mediaType: string): unknown {
   try {
     return fromProtobuf(body);
   } catch (error) {
-    throw invalidFields([{ path: '', message: `not a protobuf ExportTraceServiceRequest: ${(error as Error).message}` }]);
+    throw invalidFields([
+      { path: '', message: `not a protobuf ExportTraceServiceRequest: ${(error as Error).message}` },
+    ]);
   }
 }
 

@@ -58,7 +58,7 @@ function int64(value: unknown): number {
 const MAX_VALUE_DEPTH = 16;
 
 const objectOrEmpty = (value: unknown): Record<string, unknown> =>
-  (typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {});
+  typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
 
 /**
  * An AnyValue as plain JSON: strings, numbers and booleans as themselves, arrays and maps as JSON values; undefined
@@ -87,7 +87,15 @@ function plain(anyValue: unknown, depth = 0): unknown {
   }
 }
 
-const ANY_VALUE_FIELDS = ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'];
+const ANY_VALUE_FIELDS = [
+  'stringValue',
+  'boolValue',
+  'intValue',
+  'doubleValue',
+  'arrayValue',
+  'kvlistValue',
+  'bytesValue',
+];
 const arrayOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 /** Attributes by key, each as plain JSON; an entry that is no KeyValue is skipped. */
@@ -145,12 +153,20 @@ export function runIdOf(traceId: string, spanId: string): string {
 // OpenInference's span kinds (Phoenix, and the instrumentations Arize publishes for LangChain/LangGraph, LlamaIndex,
 // the OpenAI Agents SDK…) as steps; CHAIN and PROMPT spans are the plumbing between them, read as plain spans.
 const OPENINFERENCE_STEPS: Record<string, StepFields['type']> = {
-  LLM: 'llm', EMBEDDING: 'llm', TOOL: 'tool', RETRIEVER: 'retrieval', RERANKER: 'other', GUARDRAIL: 'other', EVALUATOR: 'other',
+  LLM: 'llm',
+  EMBEDDING: 'llm',
+  TOOL: 'tool',
+  RETRIEVER: 'retrieval',
+  RERANKER: 'other',
+  GUARDRAIL: 'other',
+  EVALUATOR: 'other',
 };
 const openInferenceKind = (attributes: Map<string, unknown>) => attributes.get('openinference.span.kind');
 
-const isAgentSpan = (attributes: Map<string, unknown>) => attributes.get('gen_ai.operation.name') === 'invoke_agent'
-  || attributes.get('traceloop.span.kind') === 'agent' || openInferenceKind(attributes) === 'AGENT';
+const isAgentSpan = (attributes: Map<string, unknown>) =>
+  attributes.get('gen_ai.operation.name') === 'invoke_agent' ||
+  attributes.get('traceloop.span.kind') === 'agent' ||
+  openInferenceKind(attributes) === 'AGENT';
 
 function stepTypeOf(attributes: Map<string, unknown>): StepFields['type'] {
   const operation = attributes.get('gen_ai.operation.name');
@@ -162,29 +178,60 @@ function stepTypeOf(attributes: Map<string, unknown>): StepFields['type'] {
   return attributes.has('llm.request.type') || attributes.has('gen_ai.request.model') ? 'llm' : 'other';
 }
 
-function stepOf(span: OtlpSpan, attributes: Map<string, unknown>, error: string | null, startMs: number, endMs: number): Omit<StepFields, 'index'> {
+function stepOf(
+  span: OtlpSpan,
+  attributes: Map<string, unknown>,
+  error: string | null,
+  startMs: number,
+  endMs: number,
+): Omit<StepFields, 'index'> {
   const type = stepTypeOf(attributes);
   const name = asText(span.name ?? '', 1000) ?? '';
   const started_at = new Date(startMs);
   const duration_ms = Math.floor(endMs) - Math.floor(startMs);
   if (type === 'tool') {
     return {
-      type, name, started_at, duration_ms, error,
-      tool_name: asText(first(attributes, 'gen_ai.tool.name', 'traceloop.entity.name', 'tool.name'), 1000) || name.replace(/^execute_tool /, ''),
+      type,
+      name,
+      started_at,
+      duration_ms,
+      error,
+      tool_name:
+        asText(first(attributes, 'gen_ai.tool.name', 'traceloop.entity.name', 'tool.name'), 1000) ||
+        name.replace(/^execute_tool /, ''),
       input: asText(first(attributes, 'gen_ai.tool.call.arguments', 'traceloop.entity.input', 'input.value')),
       output: asText(first(attributes, 'gen_ai.tool.call.result', 'traceloop.entity.output', 'output.value')),
     };
   }
   const cost = first(attributes, 'gen_ai.usage.cost', 'llm.cost.total');
   return {
-    type, name, started_at, duration_ms, error,
-    input_tokens: asCount(first(attributes, 'gen_ai.usage.input_tokens', 'gen_ai.usage.prompt_tokens', 'llm.token_count.prompt')),
-    output_tokens: asCount(first(attributes, 'gen_ai.usage.output_tokens', 'gen_ai.usage.completion_tokens', 'llm.token_count.completion')),
-    cached_input_tokens: asCount(first(attributes,
-      'gen_ai.usage.cache_read.input_tokens', 'gen_ai.usage.cache_read_input_tokens', 'llm.token_count.prompt_details.cache_read')),
-    model: asText(first(attributes, 'gen_ai.response.model', 'gen_ai.request.model', 'llm.model_name', 'embedding.model_name'), 1000),
+    type,
+    name,
+    started_at,
+    duration_ms,
+    error,
+    input_tokens: asCount(
+      first(attributes, 'gen_ai.usage.input_tokens', 'gen_ai.usage.prompt_tokens', 'llm.token_count.prompt'),
+    ),
+    output_tokens: asCount(
+      first(attributes, 'gen_ai.usage.output_tokens', 'gen_ai.usage.completion_tokens', 'llm.token_count.completion'),
+    ),
+    cached_input_tokens: asCount(
+      first(
+        attributes,
+        'gen_ai.usage.cache_read.input_tokens',
+        'gen_ai.usage.cache_read_input_tokens',
+        'llm.token_count.prompt_details.cache_read',
+      ),
+    ),
+    model: asText(
+      first(attributes, 'gen_ai.response.model', 'gen_ai.request.model', 'llm.model_name', 'embedding.model_name'),
+      1000,
+    ),
     input: asText(first(attributes, 'gen_ai.input.messages', 'gen_ai.prompt', 'traceloop.entity.input', 'input.value')),
-    output: asText(first(attributes, 'gen_ai.output.messages', 'gen_ai.completion', 'traceloop.entity.output', 'output.value')),
+    output: asText(
+      first(attributes, 'gen_ai.output.messages', 'gen_ai.completion', 'traceloop.entity.output', 'output.value'),
+    ),
     cost_usd: typeof cost === 'number' && Number.isFinite(cost) && cost >= 0 ? cost : undefined,
   };
 }
@@ -193,11 +240,22 @@ const hasGenAiAttributes = (attributes: Map<string, unknown>) => {
   for (const key of attributes.keys()) if (key.startsWith('gen_ai.')) return true;
   const kind = attributes.get('traceloop.span.kind');
   const openInference = openInferenceKind(attributes);
-  return kind === 'agent' || kind === 'tool' || openInference === 'AGENT' || (typeof openInference === 'string' && Object.hasOwn(OPENINFERENCE_STEPS, openInference));
+  return (
+    kind === 'agent' ||
+    kind === 'tool' ||
+    openInference === 'AGENT' ||
+    (typeof openInference === 'string' && Object.hasOwn(OPENINFERENCE_STEPS, openInference))
+  );
 };
 
 /** Why a span cannot be taken, or undefined. */
-function refusalOf(traceId: string, spanId: string, parentSpanId: string, startMs: number | undefined, endMs: number | undefined): string | undefined {
+function refusalOf(
+  traceId: string,
+  spanId: string,
+  parentSpanId: string,
+  startMs: number | undefined,
+  endMs: number | undefined,
+): string | undefined {
   if (!HEX_ID.trace.test(traceId) || traceId === ZERO_TRACE_ID) return 'traceId must be 16 bytes, not all zero';
   if (!HEX_ID.span.test(spanId) || spanId === ZERO_SPAN_ID) return 'spanId must be 8 bytes, not all zero';
   if (parentSpanId && !HEX_ID.span.test(parentSpanId)) return 'parentSpanId must be 8 bytes';
@@ -223,18 +281,27 @@ export function mapSpan(span: OtlpSpan, service: string): MappedSpan {
     const failed = ERROR_STATUS.has(span.status?.code as never);
     const error = failed ? asText(span.status?.message || attributes.get('error.type'), 2000) || 'error' : null;
     const step = stepOf(span, attributes, error, base.startMs, base.endMs);
-    if (step.type === 'tool' && !step.tool_name) throw new UnmappableSpan('a tool span needs gen_ai.tool.name or a name');
+    if (step.type === 'tool' && !step.tool_name)
+      throw new UnmappableSpan('a tool span needs gen_ai.tool.name or a name');
     if (!isAgentSpan(attributes)) return { traceId, genAi, span: { ...base, role: 'step', step } };
     const agent = agentOf(span, attributes, error, service);
-    return { traceId, genAi, span: { ...base, role: 'agent', step: { ...step, type: 'other', tool_name: undefined }, agent } };
+    return {
+      traceId,
+      genAi,
+      span: { ...base, role: 'agent', step: { ...step, type: 'other', tool_name: undefined }, agent },
+    };
   } catch (error) {
     // A span we cannot read, whatever the reason, is this span's refusal, never the export's failure.
-    return { rejected: `span ${span.spanId}: ${error instanceof UnmappableSpan ? error.message : 'its attributes cannot be read'}` };
+    return {
+      rejected: `span ${span.spanId}: ${error instanceof UnmappableSpan ? error.message : 'its attributes cannot be read'}`,
+    };
   }
 }
 
 function agentOf(span: OtlpSpan, attributes: Map<string, unknown>, error: string | null, service: string): AgentFields {
-  const named = asText(first(attributes, 'gen_ai.agent.name', 'agent.name'), 200) || cut((span.name ?? '').replace(/^invoke_agent\s*/, ''), 200);
+  const named =
+    asText(first(attributes, 'gen_ai.agent.name', 'agent.name'), 200) ||
+    cut((span.name ?? '').replace(/^invoke_agent\s*/, ''), 200);
   return {
     agent_name: named || service,
     input: asText(first(attributes, 'gen_ai.input.messages', 'traceloop.entity.input', 'input.value')) ?? '',

@@ -22,7 +22,17 @@ parentPort!.on('message', ({ id, body, mediaType, nowMs }: MapRequest) => {
     answer = { id, mapped: mapExport(Buffer.from(body.buffer, body.byteOffset, body.byteLength), mediaType, nowMs) };
   } catch (caught) {
     const { status, code, message, details, headers } = toAppError(caught);
-    answer = { id, error: { status, code, message, details, headers, stack: caught instanceof AppError ? undefined : String((caught as Error)?.stack ?? caught) } };
+    answer = {
+      id,
+      error: {
+        status,
+        code,
+        message,
+        details,
+        headers,
+        stack: caught instanceof AppError ? undefined : String((caught as Error)?.stack ?? caught),
+      },
+    };
   }
   parentPort!.postMessage(answer);
 });

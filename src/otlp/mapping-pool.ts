@@ -25,9 +25,12 @@ interface Slot {
 // Built, the worker is the JavaScript beside this file; under tsx or jest it is the TypeScript source, which the
 // thread loads through tsx's require hook (a dev dependency, as those runners are), resolved from here.
 const WORKER_FILE = path.join(__dirname, `map-worker${path.extname(__filename)}`);
-const startThread = () => (path.extname(WORKER_FILE) === '.ts'
-  ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(WORKER_FILE)});`, { eval: true })
-  : new Worker(WORKER_FILE));
+const startThread = () =>
+  path.extname(WORKER_FILE) === '.ts'
+    ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(WORKER_FILE)});`, {
+        eval: true,
+      })
+    : new Worker(WORKER_FILE);
 
 /** A body that takes a worker longer than this is taken as stuck: the worker is ended and replaced. */
 const DEADLINE_MS = 30_000;
@@ -40,7 +43,10 @@ export class MappingPool {
   private nextId = 0;
   private closed = false;
 
-  constructor(private readonly size: number, private readonly log: Logger) {
+  constructor(
+    private readonly size: number,
+    private readonly log: Logger,
+  ) {
     this.slots = new Array(size).fill(undefined);
   }
 
@@ -66,7 +72,8 @@ export class MappingPool {
 
   private armDeadline(slot: Slot): void {
     clearTimeout(slot.deadline);
-    slot.deadline = slot.held.length === 0 ? undefined : setTimeout(() => void slot.worker.terminate(), DEADLINE_MS).unref();
+    slot.deadline =
+      slot.held.length === 0 ? undefined : setTimeout(() => void slot.worker.terminate(), DEADLINE_MS).unref();
   }
 
   private startWorker(index: number): Slot {

@@ -15,7 +15,10 @@ export interface MappedExport {
 
 /** Whether a value is a mapped export (what the route's body check asks of what the decoder hands over). */
 export const isMappedExport = (value: unknown): value is MappedExport =>
-  typeof value === 'object' && value !== null && Array.isArray((value as MappedExport).traces) && Array.isArray((value as MappedExport).rejections);
+  typeof value === 'object' &&
+  value !== null &&
+  Array.isArray((value as MappedExport).traces) &&
+  Array.isArray((value as MappedExport).rejections);
 
 export function mapExport(body: Buffer, mediaType: string, nowMs: number): MappedExport {
   const parsed = exportTraceRequest.safeParse(decodeBody(body, mediaType));
@@ -28,7 +31,8 @@ export function mapExport(body: Buffer, mediaType: string, nowMs: number): Mappe
       for (const span of scopeSpans.spans ?? []) {
         const mapped = mapSpan(span, service);
         if ('rejected' in mapped) rejections.push(mapped.rejected);
-        else if (mapped.span.role !== 'link' && mapped.span.startMs > nowMs + MAX_FUTURE_MS) rejections.push(`span ${mapped.span.spanId}: starts more than 5 minutes in the future`);
+        else if (mapped.span.role !== 'link' && mapped.span.startMs > nowMs + MAX_FUTURE_MS)
+          rejections.push(`span ${mapped.span.spanId}: starts more than 5 minutes in the future`);
         else {
           let trace = byTrace.get(mapped.traceId);
           if (!trace) byTrace.set(mapped.traceId, (trace = { traceId: mapped.traceId, spans: [], genAi: false }));

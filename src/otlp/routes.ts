@@ -5,7 +5,13 @@
 import { z } from 'zod';
 import { defineRoute, type BodyCodec } from '../http/route';
 import type { Clock } from '../clock';
-import { encodeResponse, exportTraceRequest, exportTraceResponse, OTLP_MEDIA_TYPES, type ExportTraceResponse } from './decode';
+import {
+  encodeResponse,
+  exportTraceRequest,
+  exportTraceResponse,
+  OTLP_MEDIA_TYPES,
+  type ExportTraceResponse,
+} from './decode';
 import { isMappedExport, type MappedExport } from './mapping';
 import type { MappingPool } from './mapping-pool';
 import type { OtlpService } from './service';
@@ -20,9 +26,17 @@ export function otlpRoutes(otlp: OtlpService, pool: MappingPool, clock: Clock, b
   };
   return [
     defineRoute({
-      method: 'post', path: '/v1/traces', operationId: 'exportTraces', tag: 'OpenTelemetry',
+      method: 'post',
+      path: '/v1/traces',
+      operationId: 'exportTraces',
+      tag: 'OpenTelemetry',
       summary: 'Export traces (OTLP/HTTP): GenAI spans become runs and steps',
-      transport: 'lean', auth: { kind: 'apiKey' }, bodyLimit, codec, body: mappedExport, documentedBody: exportTraceRequest,
+      transport: 'lean',
+      auth: { kind: 'apiKey' },
+      bodyLimit,
+      codec,
+      body: mappedExport,
+      documentedBody: exportTraceRequest,
       response: exportTraceResponse,
       handler: ({ caller, body }) => otlp.export(caller.projectId, body),
     }),

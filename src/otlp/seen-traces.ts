@@ -52,7 +52,11 @@ export class SeenTraces {
   private currentSince: number;
 
   /** `capacity`: the traces one window may hold at 0.1% false positives; past it the rate rises, correctness holds. */
-  constructor(private readonly windowMs: number, private readonly capacity: number, nowMs: number) {
+  constructor(
+    private readonly windowMs: number,
+    private readonly capacity: number,
+    nowMs: number,
+  ) {
     this.current = new BloomFilter(capacity);
     this.previous = new BloomFilter(capacity);
     this.currentSince = nowMs;

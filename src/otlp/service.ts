@@ -70,26 +70,66 @@ const DAY_MS = 86_400_000;
  * span that waited until its trace's window ended is listed again, `settled`: it waits no more.
  */
 type StoredSpan = [
-  spanId: string, parentSpanId: string, role: TraceSpan['role'] | 'settled', startMs: number, endMs: number,
+  spanId: string,
+  parentSpanId: string,
+  role: TraceSpan['role'] | 'settled',
+  startMs: number,
+  endMs: number,
   data?: Pick<TraceSpan, 'service' | 'step' | 'agent'>,
 ];
 
 /** Spans of a trace as `otlp_traces` keeps them: with their data when `waiting` says they still wait for their agent. */
-function traceRow(projectId: string, traceId: string, receivedAt: string, spans: readonly TraceSpan[], waiting: (span: TraceSpan) => boolean, openSpans: number): TraceRow {
+function traceRow(
+  projectId: string,
+  traceId: string,
+  receivedAt: string,
+  spans: readonly TraceSpan[],
+  waiting: (span: TraceSpan) => boolean,
+  openSpans: number,
+): TraceRow {
   const stored = spans.map((span): StoredSpan => {
     const { spanId, parentSpanId, role, startMs, endMs, service, step, agent } = span;
-    return waiting(span) ? [spanId, parentSpanId, role, startMs, endMs, { service, step, agent }] : [spanId, parentSpanId, role, startMs, endMs];
+    return waiting(span)
+      ? [spanId, parentSpanId, role, startMs, endMs, { service, step, agent }]
+      : [spanId, parentSpanId, role, startMs, endMs];
   });
-  return { received_at: receivedAt, project_id: projectId, trace_id: traceId, open_spans: openSpans, spans: JSON.stringify(stored) };
+  return {
+    received_at: receivedAt,
+    project_id: projectId,
+    trace_id: traceId,
+    open_spans: openSpans,
+    spans: JSON.stringify(stored),
+  };
 }
 
 /** The row that settles a closing trace's waiting spans: read back, the trace never makes them runs again. */
 function settledRow(projectId: string, traceId: string, receivedAt: string, settled: readonly TraceSpan[]): TraceRow {
-  const stored = settled.map(({ spanId, parentSpanId, startMs, endMs }): StoredSpan => [spanId, parentSpanId, 'settled', startMs, endMs]);
-  return { received_at: receivedAt, project_id: projectId, trace_id: traceId, open_spans: -settled.length, spans: JSON.stringify(stored) };
+  const stored = settled.map(({ spanId, parentSpanId, startMs, endMs }): StoredSpan => [
+    spanId,
+    parentSpanId,
+    'settled',
+    startMs,
+    endMs,
+  ]);
+  return {
+    received_at: receivedAt,
+    project_id: projectId,
+    trace_id: traceId,
+    open_spans: -settled.length,
+    spans: JSON.stringify(stored),
+  };
 }
 
-export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresholds, assemblySeconds }: OtlpDependencies) {
+export function otlpService({
+  ch,
+  ingest,
+  writer,
+  clock,
+  log,
+  prices,
+  loopThresholds,
+  assemblySeconds,
+}: OtlpDependencies) {
   const assembly = new TraceAssembly(assemblySeconds * 1000, clock.now().getTime());
   const traceLock = new KeyedLock();
   let loaded: Promise<void> | undefined;
@@ -100,10 +140,18 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
       const stored = JSON.parse(row.spans) as StoredSpan[];
       const settled = stored.filter(([, , role]) => role === 'settled').map(([spanId]) => spanId);
       if (settled.length > 0) assembly.settle(row.project_id, row.trace_id, settled);
-      const spans = stored.filter(([, , role]) => role !== 'settled').map(([spanId, parentSpanId, role, startMs, endMs, data]): TraceSpan => ({
-        spanId, parentSpanId, role: role as TraceSpan['role'], startMs, endMs, service: data?.service ?? '', agent: data?.agent,
-        step: data?.step && { ...data.step, started_at: new Date(startMs) },
-      }));
+      const spans = stored
+        .filter(([, , role]) => role !== 'settled')
+        .map(([spanId, parentSpanId, role, startMs, endMs, data]): TraceSpan => ({
+          spanId,
+          parentSpanId,
+          role: role as TraceSpan['role'],
+          startMs,
+          endMs,
+          service: data?.service ?? '',
+          agent: data?.agent,
+          step: data?.step && { ...data.step, started_at: new Date(startMs) },
+        }));
       const receivedMs = fromClickHouseTime(row.received_at).getTime();
       if (spans.length > 0) assembly.add(row.project_id, row.trace_id, spans, receivedMs).commit(receivedMs);
     }
@@ -119,7 +167,13 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
     if (evicted.length === 0) return;
     if (writer.backlog().oldestAgeMs >= assembly.hotMs) await writer.flushed(projectId);
     for (const traceId of evicted) {
-      restore(await ch.query<TraceRow>({ name: 'otlp.trace', sql: SELECT_TRACE, params: { project_id: projectId, trace_id: traceId } }));
+      restore(
+        await ch.query<TraceRow>({
+          name: 'otlp.trace',
+          sql: SELECT_TRACE,
+          params: { project_id: projectId, trace_id: traceId },
+        }),
+      );
     }
   }
 
@@ -132,12 +186,22 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
       // What the log held at start-up goes into ClickHouse first, so that `otlp_traces` holds every span kept.
       await writer.flushedAll();
       const nowMs = clock.now().getTime();
-      const params = { since: toClickHouseTime(new Date(nowMs - assemblySeconds * 1000)), day_ago: toClickHouseTime(new Date(nowMs - DAY_MS)) };
-      const traces = await ch.query<{ project_id: string; trace_id: string; open: number | boolean }>({ name: 'otlp.recent_traces', sql: SELECT_RECENT_TRACES, params });
+      const params = {
+        since: toClickHouseTime(new Date(nowMs - assemblySeconds * 1000)),
+        day_ago: toClickHouseTime(new Date(nowMs - DAY_MS)),
+      };
+      const traces = await ch.query<{ project_id: string; trace_id: string; open: number | boolean }>({
+        name: 'otlp.recent_traces',
+        sql: SELECT_RECENT_TRACES,
+        params,
+      });
       for (const trace of traces) if (!trace.open) assembly.remember(trace.project_id, trace.trace_id, nowMs);
-      const rows = traces.some((trace) => trace.open) ? await ch.query<TraceRow>({ name: 'otlp.open_traces', sql: SELECT_OPEN_TRACES, params }) : [];
+      const rows = traces.some((trace) => trace.open)
+        ? await ch.query<TraceRow>({ name: 'otlp.open_traces', sql: SELECT_OPEN_TRACES, params })
+        : [];
       restore(rows);
-      if (traces.length > 0) log.info({ traces: traces.length, openRows: rows.length }, 'otlp: reloaded the open traces');
+      if (traces.length > 0)
+        log.info({ traces: traces.length, openRows: rows.length }, 'otlp: reloaded the open traces');
     })().catch((error: unknown) => {
       loaded = undefined;
       throw error;
@@ -145,8 +209,11 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
     return loaded;
   }
 
-  const keyOf = (projectId: string, run: AssembledRun): RunKey =>
-    ({ projectId, id: runIdOf(run.traceId, run.agent.spanId), timestamp: new Date(run.agent.startMs) });
+  const keyOf = (projectId: string, run: AssembledRun): RunKey => ({
+    projectId,
+    id: runIdOf(run.traceId, run.agent.spanId),
+    timestamp: new Date(run.agent.startMs),
+  });
 
   /**
    * Steps in start-time order, indexed from 0. The sort is stable and the assembly hands spans over in the order
@@ -161,19 +228,42 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
     const time = toClickHouseTime(key.timestamp);
     const version = nextVersion();
     // A step read back without its data (older than what start-up reads back) is left out rather than invented.
-    const steps = inStartOrder(run.steps.filter((span) => span.step)).map((span, index) => toStepRow(projectId, key.id, time, span.step!, version, prices, index));
+    const steps = inStartOrder(run.steps.filter((span) => span.step)).map((span, index) =>
+      toStepRow(projectId, key.id, time, span.step!, version, prices, index),
+    );
     const totals = totalsOf(steps, null, loopThresholds);
     const { agent, step, service, endMs } = run.agent;
-    const fields = agent ?? { agent_name: service, input: step?.input ?? '', output: step?.output ?? '', error: step?.error ?? null };
-    const outcome = { status: fields.error === null ? 'completed' : 'failed', output: fields.output, termination_detail: fields.error ?? undefined } as const;
-    return { row: finishedRowOf(liveRowOf(projectId, key.id, time, fields, totals), totals, outcome, new Date(endMs), key.timestamp), steps };
+    const fields = agent ?? {
+      agent_name: service,
+      input: step?.input ?? '',
+      output: step?.output ?? '',
+      error: step?.error ?? null,
+    };
+    const outcome = {
+      status: fields.error === null ? 'completed' : 'failed',
+      output: fields.output,
+      termination_detail: fields.error ?? undefined,
+    } as const;
+    return {
+      row: finishedRowOf(
+        liveRowOf(projectId, key.id, time, fields, totals),
+        totals,
+        outcome,
+        new Date(endMs),
+        key.timestamp,
+      ),
+      steps,
+    };
   }
 
   /**
    * A run recorded before, with steps that arrived late: all its steps again in start-time order (the late ones
    * may go anywhere), and a new version of its row. Undefined when the run is not stored (a row dead-lettered).
    */
-  async function withLateSteps(projectId: string, run: AssembledRun): Promise<{ row: VersionedRunRow; before: FinishedRunRow; steps: StepRow[] } | undefined> {
+  async function withLateSteps(
+    projectId: string,
+    run: AssembledRun,
+  ): Promise<{ row: VersionedRunRow; before: FinishedRunRow; steps: StepRow[] } | undefined> {
     const key = keyOf(projectId, run);
     const stored = await ingest.finishedRun(key);
     if (!stored) {
@@ -188,10 +278,17 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
       ...run.steps.filter((span) => span.step).map((span) => ({ startMs: span.startMs, late: 1, span })),
     ].sort((a, b) => a.startMs - b.startMs || a.late - b.late);
     const steps = ordered.map((entry, index) =>
-      'row' in entry ? { ...entry.row, index, version } : toStepRow(projectId, key.id, time, entry.span.step!, version, prices, index));
+      'row' in entry
+        ? { ...entry.row, index, version }
+        : toStepRow(projectId, key.id, time, entry.span.step!, version, prices, index),
+    );
     // A loop found before keeps its first step (contract §6): the same step, at its new index.
     const loopStep = ordered.findIndex((entry) => 'row' in entry && entry.row.index === stored.row.loop_step_index);
-    const row = { ...stored.row, ...totalsOf(steps, loopStep === -1 ? null : loopStep, loopThresholds), version: nextVersion() };
+    const row = {
+      ...stored.row,
+      ...totalsOf(steps, loopStep === -1 ? null : loopStep, loopThresholds),
+      version: nextVersion(),
+    };
     return { row, before: stored.row, steps };
   }
 
@@ -199,13 +296,23 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
    * Records what some assemblies changed, in one record, and keeps their changes; forgets them when that fails. A
    * trace closing at the end of its window adds its orphan runs and the row that settles its waiting spans.
    */
-  async function record(projectId: string, assemblies: { traceId: string; assembly: Assembly }[], closing?: { traceId: string; trace: ClosingTrace }) {
+  async function record(
+    projectId: string,
+    assemblies: { traceId: string; assembly: Assembly }[],
+    closing?: { traceId: string; trace: ClosingTrace },
+  ) {
     try {
       const receivedAt = toClickHouseTime(clock.now());
-      const created = [...assemblies.flatMap(({ assembly: a }) => a.newRuns), ...(closing?.trace.orphans ?? [])].map((run) => newRun(projectId, run));
-      const late = (await Promise.all(assemblies.flatMap(({ assembly: a }) => a.lateSteps).map((run) => withLateSteps(projectId, run))))
-        .filter((run) => run !== undefined);
-      const traces = assemblies.filter(({ assembly: a }) => a.added.length > 0 || a.openedSpans !== 0)
+      const created = [...assemblies.flatMap(({ assembly: a }) => a.newRuns), ...(closing?.trace.orphans ?? [])].map(
+        (run) => newRun(projectId, run),
+      );
+      const late = (
+        await Promise.all(
+          assemblies.flatMap(({ assembly: a }) => a.lateSteps).map((run) => withLateSteps(projectId, run)),
+        )
+      ).filter((run) => run !== undefined);
+      const traces = assemblies
+        .filter(({ assembly: a }) => a.added.length > 0 || a.openedSpans !== 0)
         .map(({ traceId, assembly: a }) => traceRow(projectId, traceId, receivedAt, a.added, a.waiting, a.openedSpans));
       if (closing) traces.push(settledRow(projectId, closing.traceId, receivedAt, closing.trace.settled));
       await ingest.recordAssembled(projectId, {
@@ -229,12 +336,16 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
   async function sweep(): Promise<void> {
     for (const { projectId, traceId } of assembly.sweep(clock.now().getTime())) {
       // One trace that cannot be closed now (a store down) is tried again at the next sweep; the others go on.
-      await traceLock.run(traceKey(projectId, traceId), async () => {
-        const trace = assembly.close(projectId, traceId, clock.now().getTime());
-        if (!trace) return;
-        await record(projectId, [], { traceId, trace });
-        trace.closed(clock.now().getTime());
-      }).catch((error: unknown) => log.warn({ err: error, projectId, traceId }, 'otlp: closing a trace failed; retrying at the next sweep'));
+      await traceLock
+        .run(traceKey(projectId, traceId), async () => {
+          const trace = assembly.close(projectId, traceId, clock.now().getTime());
+          if (!trace) return;
+          await record(projectId, [], { traceId, trace });
+          trace.closed(clock.now().getTime());
+        })
+        .catch((error: unknown) =>
+          log.warn({ err: error, projectId, traceId }, 'otlp: closing a trace failed; retrying at the next sweep'),
+        );
     }
   }
 
@@ -242,9 +353,12 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
     /** Takes an export: 200 with the number of spans rejected, or 503 when the spans cannot be made durable. */
     async export(projectId: string, { traces: mapped, rejections }: MappedExport): Promise<ExportTraceResponse> {
       await loadOpenTraces().catch((error: unknown) => {
-        throw Object.assign(new StoreUnavailableError('clickhouse', 'the open traces could not be reloaded'), { cause: error });
+        throw Object.assign(new StoreUnavailableError('clickhouse', 'the open traces could not be reloaded'), {
+          cause: error,
+        });
       });
-      if (assembly.size >= MAX_ASSEMBLY_SPANS) throw new StoreUnavailableError('ingest log', 'too many spans are waiting for their traces');
+      if (assembly.size >= MAX_ASSEMBLY_SPANS)
+        throw new StoreUnavailableError('ingest log', 'too many spans are waiting for their traces');
       // Plain spans are kept only for traces with GenAI spans, in this export or in memory.
       const traces = mapped.filter((trace) => trace.genAi || assembly.knows(projectId, trace.traceId));
       const traceIds = traces.map((trace) => trace.traceId);
@@ -255,14 +369,19 @@ export function otlpService({ ch, ingest, writer, clock, log, prices, loopThresh
         try {
           await restoreEvicted(projectId, traceIds);
           const nowMs = clock.now().getTime();
-          const assemblies = traces.map(({ traceId, spans }) => ({ traceId, assembly: assembly.add(projectId, traceId, spans, nowMs) }));
+          const assemblies = traces.map(({ traceId, spans }) => ({
+            traceId,
+            assembly: assembly.add(projectId, traceId, spans, nowMs),
+          }));
           await record(projectId, assemblies);
         } finally {
           release();
         }
       });
       if (rejections.length === 0) return {};
-      return { partialSuccess: { rejectedSpans: String(rejections.length), errorMessage: rejections.slice(0, 10).join('; ') } };
+      return {
+        partialSuccess: { rejectedSpans: String(rejections.length), errorMessage: rejections.slice(0, 10).join('; ') },
+      };
     },
 
     sweep,

@@ -58,7 +58,8 @@ export function loadPriceTable(overridesFile?: string): PriceTable {
   const entries = new Map<string, PriceEntry>();
   const add = (file: unknown, where: string) => {
     const parsed = priceFile.safeParse(file);
-    if (!parsed.success) throw new Error(`${where}: ${parsed.error.issues[0].path.join('.')}: ${parsed.error.issues[0].message}`);
+    if (!parsed.success)
+      throw new Error(`${where}: ${parsed.error.issues[0].path.join('.')}: ${parsed.error.issues[0].message}`);
     for (const entry of parsed.data.models) entries.set(canonicalModelName(entry.model), entry);
   };
   add(shipped, 'model-prices.json');
@@ -82,7 +83,10 @@ export function loadPriceTable(overridesFile?: string): PriceTable {
       const entry = entryFor(model);
       if (!entry) return 0;
       const cached = Math.min(cachedInputTokens, inputTokens);
-      const dollars = (inputTokens - cached) * entry.input + cached * (entry.cached_input ?? entry.input) + outputTokens * entry.output;
+      const dollars =
+        (inputTokens - cached) * entry.input +
+        cached * (entry.cached_input ?? entry.input) +
+        outputTokens * entry.output;
       return dollars / 1_000_000;
     },
   };

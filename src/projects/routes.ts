@@ -9,12 +9,22 @@ export const projectSchema = z
   .object({ id: uuid, org_id: uuid, name: z.string(), retention_days: z.number().int(), created_at: timestampOut })
   .meta({ id: 'Project' });
 export const apiKeySchema = z
-  .object({ id: uuid, name: z.string(), prefix: z.string(), created_at: timestampOut, last_used_at: timestampOut.nullable() })
+  .object({
+    id: uuid,
+    name: z.string(),
+    prefix: z.string(),
+    created_at: timestampOut,
+    last_used_at: timestampOut.nullable(),
+  })
   .meta({ id: 'ApiKey' });
 const retentionDays = z.number().int().min(1).max(3650).describe('days runs and steps are kept (contract §3)');
 const createBody = z.strictObject({ name: displayName, retention_days: retentionDays.default(DEFAULT_RETENTION_DAYS) });
-const updateBody = z.strictObject({ name: displayName.optional(), retention_days: retentionDays.optional() })
-  .refine((body) => body.name !== undefined || body.retention_days !== undefined, { message: 'is required unless retention_days is sent', path: ['name'] });
+const updateBody = z
+  .strictObject({ name: displayName.optional(), retention_days: retentionDays.optional() })
+  .refine((body) => body.name !== undefined || body.retention_days !== undefined, {
+    message: 'is required unless retention_days is sent',
+    path: ['name'],
+  });
 const orgParams = pathParams('orgID');
 const projectParams = pathParams('orgID', 'projectID');
 const tag = 'Projects';
@@ -22,45 +32,87 @@ const tag = 'Projects';
 export function projectRoutes(projects: ProjectService) {
   return [
     defineRoute({
-      method: 'post', path: '/admin/orgs/:orgID/projects', operationId: 'createProject', tag, summary: 'Create a project',
-      auth: { kind: 'org', role: 'admin' }, errors: [409], params: orgParams, body: createBody, response: projectSchema, status: 201,
+      method: 'post',
+      path: '/admin/orgs/:orgID/projects',
+      operationId: 'createProject',
+      tag,
+      summary: 'Create a project',
+      auth: { kind: 'org', role: 'admin' },
+      errors: [409],
+      params: orgParams,
+      body: createBody,
+      response: projectSchema,
+      status: 201,
       handler: ({ params, body }) => projects.create(params.orgID, body.name, body.retention_days),
     }),
     defineRoute({
-      method: 'get', path: '/admin/orgs/:orgID/projects', operationId: 'listProjects', tag, summary: 'List the projects of an organization',
-      auth: { kind: 'org', role: 'viewer' }, params: orgParams, response: z.array(projectSchema),
+      method: 'get',
+      path: '/admin/orgs/:orgID/projects',
+      operationId: 'listProjects',
+      tag,
+      summary: 'List the projects of an organization',
+      auth: { kind: 'org', role: 'viewer' },
+      params: orgParams,
+      response: z.array(projectSchema),
       handler: ({ params }) => projects.list(params.orgID),
     }),
     defineRoute({
-      method: 'patch', path: '/admin/orgs/:orgID/projects/:projectID', operationId: 'updateProject', tag,
+      method: 'patch',
+      path: '/admin/orgs/:orgID/projects/:projectID',
+      operationId: 'updateProject',
+      tag,
       summary: 'Rename a project or change its retention',
-      auth: { kind: 'org', role: 'admin' }, errors: [409], params: projectParams, body: updateBody, response: projectSchema,
+      auth: { kind: 'org', role: 'admin' },
+      errors: [409],
+      params: projectParams,
+      body: updateBody,
+      response: projectSchema,
       handler: ({ params, body }) => projects.update(params.orgID, params.projectID, body),
     }),
     defineRoute({
-      method: 'delete', path: '/admin/orgs/:orgID/projects/:projectID', operationId: 'deleteProject', tag,
+      method: 'delete',
+      path: '/admin/orgs/:orgID/projects/:projectID',
+      operationId: 'deleteProject',
+      tag,
       summary: 'Delete a project, its API keys, and (within a day) its runs and steps',
-      auth: { kind: 'org', role: 'admin' }, params: projectParams, status: 204,
+      auth: { kind: 'org', role: 'admin' },
+      params: projectParams,
+      status: 204,
       handler: ({ params }) => projects.remove(params.orgID, params.projectID),
     }),
     defineRoute({
-      method: 'post', path: '/admin/orgs/:orgID/projects/:projectID/api-keys', operationId: 'createApiKey', tag,
+      method: 'post',
+      path: '/admin/orgs/:orgID/projects/:projectID/api-keys',
+      operationId: 'createApiKey',
+      tag,
       summary: 'Create an API key; the key is shown this once',
-      auth: { kind: 'org', role: 'member' }, params: projectParams,
+      auth: { kind: 'org', role: 'member' },
+      params: projectParams,
       body: z.strictObject({ name: displayName.optional() }).optional(),
-      response: apiKeySchema.extend({ key: z.string() }).meta({ id: 'ApiKeyCreated' }), status: 201,
+      response: apiKeySchema.extend({ key: z.string() }).meta({ id: 'ApiKeyCreated' }),
+      status: 201,
       handler: ({ params, body }) => projects.createKey(params.orgID, params.projectID, body?.name ?? 'default'),
     }),
     defineRoute({
-      method: 'get', path: '/admin/orgs/:orgID/projects/:projectID/api-keys', operationId: 'listApiKeys', tag,
+      method: 'get',
+      path: '/admin/orgs/:orgID/projects/:projectID/api-keys',
+      operationId: 'listApiKeys',
+      tag,
       summary: 'List the active API keys of a project',
-      auth: { kind: 'org', role: 'member' }, params: projectParams, response: z.array(apiKeySchema),
+      auth: { kind: 'org', role: 'member' },
+      params: projectParams,
+      response: z.array(apiKeySchema),
       handler: ({ params }) => projects.listKeys(params.orgID, params.projectID),
     }),
     defineRoute({
-      method: 'delete', path: '/admin/orgs/:orgID/projects/:projectID/api-keys/:keyID', operationId: 'revokeApiKey', tag,
+      method: 'delete',
+      path: '/admin/orgs/:orgID/projects/:projectID/api-keys/:keyID',
+      operationId: 'revokeApiKey',
+      tag,
       summary: 'Revoke an API key',
-      auth: { kind: 'org', role: 'member' }, params: pathParams('orgID', 'projectID', 'keyID'), status: 204,
+      auth: { kind: 'org', role: 'member' },
+      params: pathParams('orgID', 'projectID', 'keyID'),
+      status: 204,
       handler: ({ params }) => projects.revokeKey(params.orgID, params.projectID, params.keyID),
     }),
   ];

@@ -22,7 +22,11 @@ interface ApiKeyRow {
 }
 
 const toProject = (row: ProjectRow) => ({
-  id: row.id, org_id: row.org_id, name: row.name, retention_days: row.retention_days, created_at: toTimestamp(row.created_at),
+  id: row.id,
+  org_id: row.org_id,
+  name: row.name,
+  retention_days: row.retention_days,
+  created_at: toTimestamp(row.created_at),
 });
 
 /** What a PATCH may change; a field left out keeps its value. */
@@ -38,7 +42,11 @@ const toApiKey = (row: ApiKeyRow) => ({
   last_used_at: toNullableTimestamp(row.last_used_at),
 });
 
-export function projectService(pg: PostgresStore, onKeyRevoked: (keyHash: string) => void, onRetentionChanged: (projectId: string) => void) {
+export function projectService(
+  pg: PostgresStore,
+  onKeyRevoked: (keyHash: string) => void,
+  onRetentionChanged: (projectId: string) => void,
+) {
   async function requireProject(orgId: string, projectId: string) {
     const [row] = await pg.query<ProjectRow>(q.SELECT_PROJECT, [orgId, projectId]);
     if (!row) throw notFound('project');
@@ -57,12 +65,18 @@ export function projectService(pg: PostgresStore, onKeyRevoked: (keyHash: string
     },
     async update(orgId: string, projectId: string, changes: ProjectChanges) {
       try {
-        const [row] = await pg.query<ProjectRow>(q.UPDATE_PROJECT, [orgId, projectId, changes.name ?? null, changes.retention_days ?? null]);
+        const [row] = await pg.query<ProjectRow>(q.UPDATE_PROJECT, [
+          orgId,
+          projectId,
+          changes.name ?? null,
+          changes.retention_days ?? null,
+        ]);
         if (!row) throw notFound('project');
         if (changes.retention_days !== undefined) onRetentionChanged(projectId);
         return toProject(row);
       } catch (error) {
-        if ((error as { code?: string }).code === '23505') throw conflict('a project with that name already exists in this organization');
+        if ((error as { code?: string }).code === '23505')
+          throw conflict('a project with that name already exists in this organization');
         throw error;
       }
     },
@@ -76,7 +90,13 @@ export function projectService(pg: PostgresStore, onKeyRevoked: (keyHash: string
     async createKey(orgId: string, projectId: string, name: string) {
       await requireProject(orgId, projectId);
       const key = generateApiKey();
-      const [row] = await pg.query<ApiKeyRow>(q.INSERT_API_KEY, [uuidv7(), projectId, name, hashApiKey(key), key.slice(0, 8)]);
+      const [row] = await pg.query<ApiKeyRow>(q.INSERT_API_KEY, [
+        uuidv7(),
+        projectId,
+        name,
+        hashApiKey(key),
+        key.slice(0, 8),
+      ]);
       return { ...toApiKey(row), key };
     },
     async listKeys(orgId: string, projectId: string) {

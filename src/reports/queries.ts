@@ -2,17 +2,42 @@
 // variable SQL text is picked from fixed, allow-listed fragments (measures, filters).
 import { OUTSIDE_WHOLE_HOURS, selectFromRollups, type ReportShape } from './rollups';
 import {
-  combinePartials, isPercentile, partialsOf, selectMeasures, selectPartials, type Measure, type PartialAggregate, type RollupPartial,
+  combinePartials,
+  isPercentile,
+  partialsOf,
+  selectMeasures,
+  selectPartials,
+  type Measure,
+  type PartialAggregate,
+  type RollupPartial,
 } from './signals';
 import { finishedRunsOfWindow, inWindow, liveNotFinished, runsOfWindow, timeParam } from './window-runs';
 
 export const SUMMARY_MEASURES = [
-  'total_runs', 'completed_runs', 'completion_rate', 'loop_runs', 'loop_rate', 'avg_cost_usd', 'avg_tokens',
-  'duration_p50_ms', 'duration_p95_ms', 'duration_p99_ms', 'total_steps', 'total_tool_calls', 'unique_agents', 'unique_tools',
+  'total_runs',
+  'completed_runs',
+  'completion_rate',
+  'loop_runs',
+  'loop_rate',
+  'avg_cost_usd',
+  'avg_tokens',
+  'duration_p50_ms',
+  'duration_p95_ms',
+  'duration_p99_ms',
+  'total_steps',
+  'total_tool_calls',
+  'unique_agents',
+  'unique_tools',
 ] as const satisfies readonly Measure[];
 
 export const HEALTH_MEASURES = [
-  'total_runs', 'completed_runs', 'completion_rate', 'loop_runs', 'loop_rate', 'avg_cost_usd', 'avg_tokens',
+  'total_runs',
+  'completed_runs',
+  'completion_rate',
+  'loop_runs',
+  'loop_rate',
+  'avg_cost_usd',
+  'avg_tokens',
 ] as const satisfies readonly Measure[];
 
 const whereAll = (conditions: readonly string[]) => (conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '');
@@ -32,9 +57,16 @@ const rolledUp = (partial: PartialAggregate): partial is RollupPartial => !isPer
  * both windows. `raw`: one pass over the runs. `rollups`: the hourly projection for the windows' whole hours,
  * plus the raw rows of the rest (the partial hours at the edges, and the running runs), without the percentiles.
  */
-function selectGroupPartials(keys: Record<string, string>, measures: readonly Measure[], filters: readonly string[], shape: ReportShape) {
+function selectGroupPartials(
+  keys: Record<string, string>,
+  measures: readonly Measure[],
+  filters: readonly string[],
+  shape: ReportShape,
+) {
   const names = Object.keys(keys).join(', ');
-  const keyColumns = Object.entries(keys).map(([name, expression]) => `${expression} AS ${name}`).join(', ');
+  const keyColumns = Object.entries(keys)
+    .map(([name, expression]) => `${expression} AS ${name}`)
+    .join(', ');
   if (shape === 'raw') {
     return `
     SELECT ${keyColumns}, ${selectPartials(partialsOf(measures), 'raw')}
@@ -58,10 +90,19 @@ function selectGroupPartials(keys: Record<string, string>, measures: readonly Me
  * groups' partials are joined with the exact duration percentiles asked for, which need every finished run's
  * duration (the one column whose read grows with the window).
  */
-function selectKeyedMeasures(name: string, expression: string, measures: readonly Measure[], filters: readonly SummaryFilter[], shape: ReportShape) {
+function selectKeyedMeasures(
+  name: string,
+  expression: string,
+  measures: readonly Measure[],
+  filters: readonly SummaryFilter[],
+  shape: ReportShape,
+) {
   const conditions = filters.map((filter) => SUMMARY_FILTERS[filter]);
   const percentiles = partialsOf(measures).filter(isPercentile);
-  if (percentiles.length > 0 && partialsOf(measures).every((partial) => isPercentile(partial) || partial === 'finished')) {
+  if (
+    percentiles.length > 0 &&
+    partialsOf(measures).every((partial) => isPercentile(partial) || partial === 'finished')
+  ) {
     // Percentiles over the finished runs and their count (a preview's percentile and its sample): one pass over the
     // finished rows gives both, where rollups would add a second read and running runs count for neither.
     return `
@@ -74,12 +115,16 @@ function selectKeyedMeasures(name: string, expression: string, measures: readonl
   const partials = `(${selectGroupPartials({ [name]: expression }, measures, conditions, shape)}) AS partials`;
   return `
   SELECT ${name}, ${selectMeasures(measures)}
-  FROM ${shape === 'raw' || percentiles.length === 0 ? partials : `${partials}
+  FROM ${
+    shape === 'raw' || percentiles.length === 0
+      ? partials
+      : `${partials}
   LEFT JOIN (
     SELECT ${expression} AS ${name}, ${selectPartials(percentiles, 'raw')}
     FROM (${finishedRunsOfWindow()}) ${whereAll(conditions)}
     GROUP BY ${name}
-  ) AS durations USING ${name}`}`;
+  ) AS durations USING ${name}`
+  }`;
 }
 
 /**
@@ -87,16 +132,24 @@ function selectKeyedMeasures(name: string, expression: string, measures: readonl
  * others are named. Parameters: project_id, window_start (the previous window's start), current_start,
  * window_end, and the whole hours of both windows (rollups.ts).
  */
-export const selectSummary = (filters: readonly SummaryFilter[], shape: ReportShape, measures: readonly Measure[] = SUMMARY_MEASURES) =>
-  selectKeyedMeasures('is_current', IS_CURRENT, measures, filters, shape);
+export const selectSummary = (
+  filters: readonly SummaryFilter[],
+  shape: ReportShape,
+  measures: readonly Measure[] = SUMMARY_MEASURES,
+) => selectKeyedMeasures('is_current', IS_CURRENT, measures, filters, shape);
 
 /** The measures of a time-series bucket: the summary's but its distinct counts (contract §9). */
 export const TIMESERIES_MEASURES = SUMMARY_MEASURES.filter(
-  (measure): measure is Exclude<(typeof SUMMARY_MEASURES)[number], 'unique_agents' | 'unique_tools'> => measure !== 'unique_agents' && measure !== 'unique_tools',
+  (measure): measure is Exclude<(typeof SUMMARY_MEASURES)[number], 'unique_agents' | 'unique_tools'> =>
+    measure !== 'unique_agents' && measure !== 'unique_tools',
 );
 
 /** Bucket sizes, as ClickHouse intervals: the only variable text of the time-series query, picked by name. */
-export const BUCKET_INTERVALS = { minute: 'INTERVAL 1 MINUTE', hour: 'INTERVAL 1 HOUR', day: 'INTERVAL 1 DAY' } as const;
+export const BUCKET_INTERVALS = {
+  minute: 'INTERVAL 1 MINUTE',
+  hour: 'INTERVAL 1 HOUR',
+  day: 'INTERVAL 1 DAY',
+} as const;
 export type BucketUnit = keyof typeof BUCKET_INTERVALS;
 
 /**
@@ -106,10 +159,14 @@ export type BucketUnit = keyof typeof BUCKET_INTERVALS;
  * raw rows for the rest, joined with the exact duration percentiles of each bucket, as the summary does. The
  * parameters are the summary's, with an empty previous window.
  */
-export const selectTimeseries = (filters: readonly SummaryFilter[], unit: BucketUnit, shape: ReportShape) => selectKeyedMeasures(
-  'bucket_start', `toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, ${BUCKET_INTERVALS[unit]}, 'UTC'), 3, 'UTC'))`,
-  TIMESERIES_MEASURES, filters, shape,
-);
+export const selectTimeseries = (filters: readonly SummaryFilter[], unit: BucketUnit, shape: ReportShape) =>
+  selectKeyedMeasures(
+    'bucket_start',
+    `toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, ${BUCKET_INTERVALS[unit]}, 'UTC'), 3, 'UTC'))`,
+    TIMESERIES_MEASURES,
+    filters,
+    shape,
+  );
 
 /**
  * Per agent and window, every health measure; the service keeps the previous window's total_runs only. Same
@@ -135,7 +192,8 @@ const andFilters = (filters: readonly RunFilter[], side: 'finished' | 'live') =>
 
 const countFinished = (filters: readonly RunFilter[]) =>
   `(SELECT count() FROM runs WHERE ${inWindow()}${andFilters(filters, 'finished')})`;
-const selectLive = (filters: readonly RunFilter[]) => `FROM live_runs FINAL WHERE ${liveNotFinished()}${andFilters(filters, 'live')}`;
+const selectLive = (filters: readonly RunFilter[]) =>
+  `FROM live_runs FINAL WHERE ${liveNotFinished()}${andFilters(filters, 'live')}`;
 
 /** How many runs of the window [window_start, window_end) match (for a page past the last run). */
 export const countRuns = (filters: readonly RunFilter[]) => `
@@ -167,7 +225,8 @@ export const selectPageKeys = (filters: readonly RunFilter[]) => `
   LIMIT {limit:UInt64} OFFSET {offset:UInt64}
   SETTINGS read_in_order_use_buffering = 0`;
 
-const RUN_COLUMNS = 'project_id, timestamp, id, agent_name, input, metadata, loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names';
+const RUN_COLUMNS =
+  'project_id, timestamp, id, agent_name, input, metadata, loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names';
 // A running run has none of these; it reads as placeholders of the same types, and `status` tells it apart.
 const FINISHED_COLUMNS = 'status, finished_at, duration_ms, output, termination_reason, termination_detail';
 const RUNNING_PLACEHOLDERS = "'running', toDateTime64(0, 3, 'UTC'), toUInt64(0), '', '', ''";
@@ -179,6 +238,11 @@ const pageRange = (side: 'finished' | 'live') => `project_id = {project_id:UUID}
  * Phase two, in one statement: the whole rows of a page's keys, found through the primary key (each side's time
  * range) and ids: finished runs from `runs`, running ones from `live_runs`. Only the sides the page has.
  */
-export const selectPageRows = (sides: readonly ('finished' | 'live')[]) => sides.map((side) => side === 'finished'
-  ? `SELECT ${RUN_COLUMNS}, ${FINISHED_COLUMNS} FROM runs WHERE ${pageRange('finished')}`
-  : `SELECT ${RUN_COLUMNS}, ${RUNNING_PLACEHOLDERS} FROM live_runs FINAL WHERE ${pageRange('live')}`).join('\n  UNION ALL\n  ');
+export const selectPageRows = (sides: readonly ('finished' | 'live')[]) =>
+  sides
+    .map((side) =>
+      side === 'finished'
+        ? `SELECT ${RUN_COLUMNS}, ${FINISHED_COLUMNS} FROM runs WHERE ${pageRange('finished')}`
+        : `SELECT ${RUN_COLUMNS}, ${RUNNING_PLACEHOLDERS} FROM live_runs FINAL WHERE ${pageRange('live')}`,
+    )
+    .join('\n  UNION ALL\n  ');

@@ -41,7 +41,10 @@ export function wholeHourParams(previous: TimeRange, current: TimeRange) {
 }
 
 const [PREVIOUS_START, PREVIOUS_END, CURRENT_START, CURRENT_END] = [
-  'previous_hours_start', 'previous_hours_end', 'current_hours_start', 'current_hours_end',
+  'previous_hours_start',
+  'previous_hours_end',
+  'current_hours_start',
+  'current_hours_end',
 ].map(timeParam);
 
 /**
@@ -71,6 +74,10 @@ export const selectFromRollups = (select: string, also: readonly string[], group
   FROM runs
   WHERE project_id = {project_id:UUID}
     AND ((run_timestamp >= ${PREVIOUS_START} AND run_timestamp < ${PREVIOUS_END})
-      OR (run_timestamp >= ${CURRENT_START} AND run_timestamp < ${CURRENT_END}))${also.map((condition) => `
-    AND ${condition}`).join('')}
+      OR (run_timestamp >= ${CURRENT_START} AND run_timestamp < ${CURRENT_END}))${also
+        .map(
+          (condition) => `
+    AND ${condition}`,
+        )
+        .join('')}
   GROUP BY ${groupBy}`;

@@ -41,20 +41,31 @@ export const PARTIALS = {
   tokens: { raw: 'sumIf(run_tokens, run_finished)', rollup: 'sum(run_tokens)', combine: 'sum' },
   steps: { raw: 'sum(run_steps)', rollup: 'sum(run_steps)', combine: 'sum' },
   tool_calls: { raw: 'sum(run_tool_calls)', rollup: 'sum(run_tool_calls)', combine: 'sum' },
-  agent_names: { raw: 'groupUniqArray(run_agent)', rollup: 'groupUniqArray(run_agent)', combine: 'groupUniqArrayArray' },
-  tool_names: { raw: 'groupUniqArrayArray(run_tool_names)', rollup: 'groupUniqArrayArray(run_tool_names)', combine: 'groupUniqArrayArray' },
+  agent_names: {
+    raw: 'groupUniqArray(run_agent)',
+    rollup: 'groupUniqArray(run_agent)',
+    combine: 'groupUniqArrayArray',
+  },
+  tool_names: {
+    raw: 'groupUniqArrayArray(run_tool_names)',
+    rollup: 'groupUniqArrayArray(run_tool_names)',
+    combine: 'groupUniqArrayArray',
+  },
   // quantileExactInclusive interpolates linearly between closest ranks (numpy's default, percentile_cont).
   duration_p50: { level: 0.5 },
   duration_p95: { level: 0.95 },
   duration_p99: { level: 0.99 },
 } as const satisfies Record<string, PartialDefinition>;
 export type PartialAggregate = keyof typeof PARTIALS;
-export type RollupPartial = { [P in PartialAggregate]: (typeof PARTIALS)[P] extends { rollup: string } ? P : never }[PartialAggregate];
+export type RollupPartial = {
+  [P in PartialAggregate]: (typeof PARTIALS)[P] extends { rollup: string } ? P : never;
+}[PartialAggregate];
 
 /** A partial's column name in the queries: `p_<name>`. */
 const column = (partial: PartialAggregate) => `p_${partial}`;
 
-export const isPercentile = (partial: PartialAggregate): boolean => (PARTIALS[partial] as PartialDefinition).level !== undefined;
+export const isPercentile = (partial: PartialAggregate): boolean =>
+  (PARTIALS[partial] as PartialDefinition).level !== undefined;
 
 /**
  * `fragment AS p_name, …`: the partials of one source (raw rows or rollup rows). The percentiles asked for come
@@ -63,11 +74,16 @@ export const isPercentile = (partial: PartialAggregate): boolean => (PARTIALS[pa
  */
 export function selectPartials(partials: readonly PartialAggregate[], source: 'raw' | 'rollup'): string {
   const percentiles = partials.filter(isPercentile);
-  const durations = percentiles.length === 0 ? [] : [
-    `quantilesExactInclusiveIf(${percentiles.map((partial) => (PARTIALS[partial] as PartialDefinition).level).join(', ')})(run_duration_ms, run_finished) AS p_durations`,
-    ...percentiles.map((partial, i) => `p_durations[${i + 1}] AS ${column(partial)}`),
-  ];
-  const others = partials.filter((partial) => !isPercentile(partial)).map((partial) => `${(PARTIALS[partial] as PartialDefinition)[source]} AS ${column(partial)}`);
+  const durations =
+    percentiles.length === 0
+      ? []
+      : [
+          `quantilesExactInclusiveIf(${percentiles.map((partial) => (PARTIALS[partial] as PartialDefinition).level).join(', ')})(run_duration_ms, run_finished) AS p_durations`,
+          ...percentiles.map((partial, i) => `p_durations[${i + 1}] AS ${column(partial)}`),
+        ];
+  const others = partials
+    .filter((partial) => !isPercentile(partial))
+    .map((partial) => `${(PARTIALS[partial] as PartialDefinition)[source]} AS ${column(partial)}`);
   return [...others, ...durations].join(',\n    ');
 }
 
@@ -80,7 +96,8 @@ interface MeasureDefinition {
   uses: readonly PartialAggregate[];
 }
 const measure = (sql: string, ...uses: PartialAggregate[]): MeasureDefinition => ({ sql, uses });
-const overFinished = (expression: string, ...uses: PartialAggregate[]) => measure(`if(p_finished = 0, 0, ${expression})`, 'finished', ...uses);
+const overFinished = (expression: string, ...uses: PartialAggregate[]) =>
+  measure(`if(p_finished = 0, 0, ${expression})`, 'finished', ...uses);
 
 /** Every measure a report or a signal can select: a fixed SQL expression over the partials of a group. */
 export const MEASURES = {
@@ -105,15 +122,25 @@ export const MEASURES = {
 export type Measure = keyof typeof MEASURES;
 
 /** The partials the measures are computed from. */
-export const partialsOf = (measures: readonly Measure[]): PartialAggregate[] => [...new Set(measures.flatMap((name) => MEASURES[name].uses))];
+export const partialsOf = (measures: readonly Measure[]): PartialAggregate[] => [
+  ...new Set(measures.flatMap((name) => MEASURES[name].uses)),
+];
 
 /** `expression AS name, …` for a SELECT list over partials; only allow-listed names reach the SQL text. */
 export const selectMeasures = (measures: readonly Measure[]): string =>
   measures.map((name) => `${MEASURES[name].sql} AS ${name}`).join(',\n    ');
 
 export const AGGREGATE_SIGNALS = [
-  'total_runs', 'completion_rate', 'failure_rate', 'loop_rate', 'avg_cost_usd', 'total_cost_usd', 'avg_tokens',
-  'duration_p50_ms', 'duration_p95_ms', 'duration_p99_ms',
+  'total_runs',
+  'completion_rate',
+  'failure_rate',
+  'loop_rate',
+  'avg_cost_usd',
+  'total_cost_usd',
+  'avg_tokens',
+  'duration_p50_ms',
+  'duration_p95_ms',
+  'duration_p99_ms',
 ] as const;
 export type AggregateSignal = (typeof AGGREGATE_SIGNALS)[number];
 
@@ -144,7 +171,9 @@ export type SignalReadings = Record<AggregateSignal, SignalReading>;
 /** A stable key for a scope; JSON keeps any agent name (even one containing separators) unambiguous. */
 export const scopeKey = (scope: SignalScope): string => JSON.stringify([scope.agentName, scope.windowSeconds]);
 
-const READING_MEASURES: readonly Measure[] = [...new Set<Measure>(['total_runs', 'finished_runs', ...AGGREGATE_SIGNALS])];
+const READING_MEASURES: readonly Measure[] = [
+  ...new Set<Measure>(['total_runs', 'finished_runs', ...AGGREGATE_SIGNALS]),
+];
 
 type MeasureRow = Record<Measure, number>;
 
@@ -165,8 +194,16 @@ function toReadings(row: Partial<MeasureRow> | undefined): SignalReadings {
  */
 const SCOPE_GROUPINGS = {
   all: { where: '', groupBy: 'GROUP BY window_index', allAgents: 'true' },
-  agents: { where: 'WHERE run_agent IN {scope_agents:Array(String)}', groupBy: 'GROUP BY window_index, run_agent', allAgents: 'false' },
-  both: { where: '', groupBy: 'GROUP BY GROUPING SETS ((window_index, run_agent), (window_index))', allAgents: 'grouping(run_agent) = 1' },
+  agents: {
+    where: 'WHERE run_agent IN {scope_agents:Array(String)}',
+    groupBy: 'GROUP BY window_index, run_agent',
+    allAgents: 'false',
+  },
+  both: {
+    where: '',
+    groupBy: 'GROUP BY GROUPING SETS ((window_index, run_agent), (window_index))',
+    allAgents: 'grouping(run_agent) = 1',
+  },
 } as const;
 
 export const selectScopedSignals = (grouping: keyof typeof SCOPE_GROUPINGS) => `
@@ -189,14 +226,21 @@ export function signalReader(ch: ClickHouseStore, limits: QueryLimits) {
      * Each scope's signals over [at − windowSeconds, at) for one project, keyed by scopeKey; scopes without runs
      * read 0. Runs before `retainedFrom` (past the project's retention) are left out of every window.
      */
-    async readSignals(projectId: string, scopes: readonly SignalScope[], at: Date, retainedFrom = STORABLE_TIMES.from): Promise<Map<string, SignalReadings>> {
+    async readSignals(
+      projectId: string,
+      scopes: readonly SignalScope[],
+      at: Date,
+      retainedFrom = STORABLE_TIMES.from,
+    ): Promise<Map<string, SignalReadings>> {
       const readings = new Map<string, SignalReadings>();
       if (scopes.length === 0) return readings;
       for (const scope of scopes) {
-        if (!Number.isInteger(scope.windowSeconds) || scope.windowSeconds <= 0) throw new RangeError(`windowSeconds must be a positive integer: ${scope.windowSeconds}`);
+        if (!Number.isInteger(scope.windowSeconds) || scope.windowSeconds <= 0)
+          throw new RangeError(`windowSeconds must be a positive integer: ${scope.windowSeconds}`);
       }
       const windows = [...new Set(scopes.map((scope) => scope.windowSeconds))].sort((a, b) => a - b);
-      const startOf = (seconds: number) => toClickHouseTime(new Date(Math.max(at.getTime() - seconds * 1000, retainedFrom.getTime())));
+      const startOf = (seconds: number) =>
+        toClickHouseTime(new Date(Math.max(at.getTime() - seconds * 1000, retainedFrom.getTime())));
       const agents = [...new Set(scopes.flatMap((scope) => (scope.agentName === null ? [] : [scope.agentName])))];
       const anyAllAgents = scopes.some((scope) => scope.agentName === null);
       const grouping = agents.length === 0 ? 'all' : anyAllAgents ? 'both' : 'agents';

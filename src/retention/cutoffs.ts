@@ -24,7 +24,9 @@ export function retentionCutoffs(pg: PostgresStore, clock: Clock) {
     const cached = cache.get(projectId);
     if (cached && now - cached.loadedAt < CACHE_MS) return cached.days;
     // A project that is gone gets the default: reads of it are refused before they get here anyway.
-    const days = pg.query<{ retention_days: number }>(SELECT_RETENTION, [projectId]).then(([row]) => row?.retention_days ?? DEFAULT_RETENTION_DAYS);
+    const days = pg
+      .query<{ retention_days: number }>(SELECT_RETENTION, [projectId])
+      .then(([row]) => row?.retention_days ?? DEFAULT_RETENTION_DAYS);
     const entry = { days, loadedAt: now };
     // A failed read is not kept (unless a newer one has replaced it meanwhile): the next read asks again.
     days.catch(() => cache.get(projectId) === entry && cache.delete(projectId));

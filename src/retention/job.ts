@@ -32,11 +32,26 @@ const DELETE_EXPIRED = (table: string, start: string) => `
 // Projects per statement: their ids travel as query parameters, which a server bounds in size.
 const PROJECTS_PER_DELETE = 1_000;
 
-export function retentionJob({ pg, ch, clock, log }: { pg: PostgresStore; ch: ClickHouseStore; clock: Clock; log: Logger }) {
+export function retentionJob({
+  pg,
+  ch,
+  clock,
+  log,
+}: {
+  pg: PostgresStore;
+  ch: ClickHouseStore;
+  clock: Clock;
+  log: Logger;
+}) {
   /** Each project's cutoff; none for a project that no longer exists (every row of it goes). */
   async function cutoffs(): Promise<(projectId: string) => Date | undefined> {
     const now = clock.now();
-    const retentions = new Map((await pg.query<{ id: string; retention_days: number }>(SELECT_RETENTIONS)).map((row) => [row.id, row.retention_days]));
+    const retentions = new Map(
+      (await pg.query<{ id: string; retention_days: number }>(SELECT_RETENTIONS)).map((row) => [
+        row.id,
+        row.retention_days,
+      ]),
+    );
     return (projectId) => {
       const days = retentions.get(projectId);
       return days === undefined ? undefined : retentionCutoff(now, days);
@@ -47,11 +62,18 @@ export function retentionJob({ pg, ch, clock, log }: { pg: PostgresStore; ch: Cl
   async function run(): Promise<number> {
     let deleted = 0;
     for (const { table, start } of TABLES) {
-      const oldest = await ch.query<{ project_id: string; oldest: string }>({ name: `retention.oldest_${table}`, sql: oldestPerProject(table, start) });
+      const oldest = await ch.query<{ project_id: string; oldest: string }>({
+        name: `retention.oldest_${table}`,
+        sql: oldestPerProject(table, start),
+      });
       // Read after the rows: a project always exists before its first row, so one created meanwhile is known here.
       const cutoffOf = await cutoffs();
       const due = oldest
-        .map((row) => ({ projectId: row.project_id, oldest: fromClickHouseTime(row.oldest), cutoff: cutoffOf(row.project_id) }))
+        .map((row) => ({
+          projectId: row.project_id,
+          oldest: fromClickHouseTime(row.oldest),
+          cutoff: cutoffOf(row.project_id),
+        }))
         .filter(({ oldest, cutoff }) => !cutoff || oldest.getTime() < cutoff.getTime() - SLACK_MS);
       for (let at = 0; at < due.length; at += PROJECTS_PER_DELETE) {
         const chunk = due.slice(at, at + PROJECTS_PER_DELETE);
@@ -71,7 +93,10 @@ export function retentionJob({ pg, ch, clock, log }: { pg: PostgresStore; ch: Cl
       });
       return true;
     } catch (error) {
-      log.warn({ err: error, table, projects: due.length }, 'retention: deleting expired rows failed; the next pass retries');
+      log.warn(
+        { err: error, table, projects: due.length },
+        'retention: deleting expired rows failed; the next pass retries',
+      );
       return false;
     }
   }

@@ -6,7 +6,14 @@ import { count, timestampOut, uuid } from '../http/schemas';
 export const FINISHED_STATUSES = ['completed', 'failed', 'cancelled', 'timed_out'] as const;
 export const RUN_STATUSES = ['running', ...FINISHED_STATUSES, 'abandoned'] as const;
 export const TERMINATION_REASONS = [
-  'completed', 'error', 'loop_detected', 'max_iterations', 'timeout', 'budget_exceeded', 'cancelled', 'abandoned',
+  'completed',
+  'error',
+  'loop_detected',
+  'max_iterations',
+  'timeout',
+  'budget_exceeded',
+  'cancelled',
+  'abandoned',
 ] as const;
 export const STEP_TYPES = ['llm', 'tool', 'retrieval', 'other'] as const;
 
@@ -22,43 +29,47 @@ export const DEFAULT_TERMINATION_REASON: Record<FinishedStatus | 'abandoned', Te
   abandoned: 'abandoned',
 };
 
-export const runSchema = z.object({
-  id: uuid,
-  project_id: uuid,
-  agent_name: z.string(),
-  status: z.enum(RUN_STATUSES),
-  timestamp: timestampOut,
-  finished_at: timestampOut.nullable(),
-  duration_ms: count.nullable(),
-  input: z.string(),
-  output: z.string(),
-  loop_detected: z.boolean(),
-  loop_step_index: count.nullable(),
-  termination_reason: z.enum(TERMINATION_REASONS).nullable(),
-  termination_detail: z.string().nullable(),
-  total_steps: count,
-  total_tokens: count,
-  total_cost_usd: z.number(),
-  metadata: z.array(z.number()),
-}).meta({ id: 'Run' });
+export const runSchema = z
+  .object({
+    id: uuid,
+    project_id: uuid,
+    agent_name: z.string(),
+    status: z.enum(RUN_STATUSES),
+    timestamp: timestampOut,
+    finished_at: timestampOut.nullable(),
+    duration_ms: count.nullable(),
+    input: z.string(),
+    output: z.string(),
+    loop_detected: z.boolean(),
+    loop_step_index: count.nullable(),
+    termination_reason: z.enum(TERMINATION_REASONS).nullable(),
+    termination_detail: z.string().nullable(),
+    total_steps: count,
+    total_tokens: count,
+    total_cost_usd: z.number(),
+    metadata: z.array(z.number()),
+  })
+  .meta({ id: 'Run' });
 export type Run = z.infer<typeof runSchema>;
 
-export const stepOutSchema = z.object({
-  index: count,
-  type: z.enum(STEP_TYPES),
-  name: z.string().nullable(),
-  tool_name: z.string().nullable(),
-  model: z.string().nullable(),
-  input: z.string(),
-  output: z.string(),
-  tokens: count.nullable(),
-  input_tokens: count.nullable(),
-  output_tokens: count.nullable(),
-  cost_usd: z.number().nullable(),
-  started_at: timestampOut.nullable(),
-  duration_ms: count.nullable(),
-  error: z.string().nullable(),
-}).meta({ id: 'Step' });
+export const stepOutSchema = z
+  .object({
+    index: count,
+    type: z.enum(STEP_TYPES),
+    name: z.string().nullable(),
+    tool_name: z.string().nullable(),
+    model: z.string().nullable(),
+    input: z.string(),
+    output: z.string(),
+    tokens: count.nullable(),
+    input_tokens: count.nullable(),
+    output_tokens: count.nullable(),
+    cost_usd: z.number().nullable(),
+    started_at: timestampOut.nullable(),
+    duration_ms: count.nullable(),
+    error: z.string().nullable(),
+  })
+  .meta({ id: 'Step' });
 export type Step = z.infer<typeof stepOutSchema>;
 
 /** Totals a run carries, derived from its steps (and loop detection) as they arrive. */
@@ -150,7 +161,8 @@ export function toRun(row: RunColumns | FinishedRunRow): Run {
   };
 }
 
-const nullableNumber = (value: number | null | undefined) => (value === null || value === undefined ? null : Number(value));
+const nullableNumber = (value: number | null | undefined) =>
+  value === null || value === undefined ? null : Number(value);
 
 export function toStep(row: StepRow): Step {
   return {

@@ -12,9 +12,15 @@ const params = pathParams('projectID', 'runID');
 export function runRoutes(runs: RunStore, flushed: FlushBarrier) {
   return [
     defineRoute({
-      method: 'get', path: '/projects/:projectID/agent/runs/:runID', operationId: 'getRun', tag,
+      method: 'get',
+      path: '/projects/:projectID/agent/runs/:runID',
+      operationId: 'getRun',
+      tag,
       summary: 'One run in its latest state; `timestamp` (its start time) makes the lookup direct',
-      auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp: timestamp.optional() }), response: runSchema,
+      auth: { kind: 'projectRead' },
+      params,
+      query: z.strictObject({ timestamp: timestamp.optional() }),
+      response: runSchema,
       handler: async ({ params, query }) => {
         await flushed(params.projectID);
         const row = await runs.findLatest(params.projectID, params.runID, query.timestamp);
@@ -23,8 +29,15 @@ export function runRoutes(runs: RunStore, flushed: FlushBarrier) {
       },
     }),
     defineRoute({
-      method: 'get', path: '/projects/:projectID/agent/runs/:runID/steps', operationId: 'listRunSteps', tag, summary: "A run's steps, by index",
-      auth: { kind: 'projectRead' }, params, query: z.strictObject({ timestamp }), response: z.array(stepOutSchema),
+      method: 'get',
+      path: '/projects/:projectID/agent/runs/:runID/steps',
+      operationId: 'listRunSteps',
+      tag,
+      summary: "A run's steps, by index",
+      auth: { kind: 'projectRead' },
+      params,
+      query: z.strictObject({ timestamp }),
+      response: z.array(stepOutSchema),
       handler: async ({ params, query }) => {
         const key = { projectId: params.projectID, id: params.runID, timestamp: query.timestamp };
         await flushed(key.projectId);

@@ -21,19 +21,32 @@ export type FlushBarrier = (projectId: string) => Promise<void>;
 
 export const isFinished = (row: LatestRunRow): row is FinishedRunRow => 'status' in row;
 
-const keyParams = (key: RunKey) => ({ project_id: key.projectId, id: key.id, timestamp: toClickHouseTime(key.timestamp) });
+const keyParams = (key: RunKey) => ({
+  project_id: key.projectId,
+  id: key.id,
+  timestamp: toClickHouseTime(key.timestamp),
+});
 
 type UnionRow = FinishedRunRow & { finished: number; version: number };
 
 /** The union's row as the kind it came from. */
 function fromUnion({ finished, version, ...row }: UnionRow): LatestRunRow {
   if (finished) return row;
-  const { status: _s, finished_at: _f, duration_ms: _d, output: _o, termination_reason: _r, termination_detail: _t, ...live } = row;
+  const {
+    status: _s,
+    finished_at: _f,
+    duration_ms: _d,
+    output: _o,
+    termination_reason: _r,
+    termination_detail: _t,
+    ...live
+  } = row;
   return { ...live, version, finished: 0 };
 }
 
 /** The identity of a run as text, the same whether built from a key or read from a row. */
-export const runIdentity = (projectId: string, clickHouseTime: string, id: string) => `${projectId}/${clickHouseTime}/${id}`;
+export const runIdentity = (projectId: string, clickHouseTime: string, id: string) =>
+  `${projectId}/${clickHouseTime}/${id}`;
 
 /** The latest state among a run's rows: its finished row wins over its live one. */
 function latestByRun(rows: UnionRow[]): Map<string, LatestRunRow> {
@@ -65,7 +78,11 @@ export function runStore(ch: ClickHouseStore) {
     /** The run in its latest state: its finished row if there is one, else its live row. */
     async findLatest(projectId: string, id: string, timestamp?: Date): Promise<LatestRunRow | undefined> {
       if (timestamp) return (await findLatestMany([{ projectId, id, timestamp }]))[0];
-      const rows = await ch.query<UnionRow>({ name: 'run.latest_by_id', sql: q.SELECT_LATEST_RUN_BY_ID, params: { project_id: projectId, id } });
+      const rows = await ch.query<UnionRow>({
+        name: 'run.latest_by_id',
+        sql: q.SELECT_LATEST_RUN_BY_ID,
+        params: { project_id: projectId, id },
+      });
       return [...latestByRun(rows).values()][0];
     },
 

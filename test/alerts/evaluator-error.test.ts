@@ -12,7 +12,14 @@ afterAll(async () => {
   await app.close();
 });
 
-const RULE = { signal: 'total_runs', comparator: 'gt', threshold: 2, min_requests: 1, window_seconds: 300, cooldown_seconds: 0 };
+const RULE = {
+  signal: 'total_runs',
+  comparator: 'gt',
+  threshold: 2,
+  min_requests: 1,
+  window_seconds: 300,
+  cooldown_seconds: 0,
+};
 
 it('an ERROR changes no state and records no event; last_error says why, and clears on the next good round', async () => {
   const p = await alertProject(app);
@@ -23,7 +30,11 @@ it('an ERROR changes no state and records no event; last_error says why, and cle
   app.clock.advance(1);
   await p.evaluate();
   app.clock.advance(1);
-  expect([await p.state(firing.id), await p.state(pending.id), await p.state(recovering.id)]).toEqual(['firing', 'pending', 'firing']);
+  expect([await p.state(firing.id), await p.state(pending.id), await p.state(recovering.id)]).toEqual([
+    'firing',
+    'pending',
+    'firing',
+  ]);
 
   await app.stores.ch.command('RENAME TABLE runs TO runs_broken');
   try {
@@ -31,7 +42,11 @@ it('an ERROR changes no state and records no event; last_error says why, and cle
     app.clock.advance(400);
     const round = await p.evaluate();
     expect(round).toMatchObject({ skipped: false, rules: 3, errors: 3, events: 0 });
-    for (const [rule, state] of [[firing, 'firing'], [pending, 'pending'], [recovering, 'firing']] as const) {
+    for (const [rule, state] of [
+      [firing, 'firing'],
+      [pending, 'pending'],
+      [recovering, 'firing'],
+    ] as const) {
       const res = await p.get(rule.id);
       expect(res.body.state).toBe(state);
       expect(res.body.last_error).toEqual(expect.stringMatching(/\S/));

@@ -16,7 +16,14 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 // Every rule here: total_runs > 2 over 5 minutes, min_requests 1 — 0 runs is NO_DATA, 1–2 runs OK, 3 or more BREACH.
-const RULE = { signal: 'total_runs', comparator: 'gt', threshold: 2, min_requests: 1, window_seconds: 300, cooldown_seconds: 0 };
+const RULE = {
+  signal: 'total_runs',
+  comparator: 'gt',
+  threshold: 2,
+  min_requests: 1,
+  window_seconds: 300,
+  cooldown_seconds: 0,
+};
 
 async function setUp(fields: Record<string, unknown> = {}) {
   const p = await alertProject(app);
@@ -33,7 +40,8 @@ async function setUp(fields: Record<string, unknown> = {}) {
 
 const nowIso = () => app.clock.now().toISOString();
 const secondsFromNow = (seconds: number) => new Date(app.clock.now().getTime() + seconds * 1000).toISOString();
-const kinds = (events: AlertEventBody[]) => events.map((event) => `${event.kind}:${event.state_from}→${event.state_to}`);
+const kinds = (events: AlertEventBody[]) =>
+  events.map((event) => `${event.kind}:${event.state_from}→${event.state_to}`);
 
 describe('state table', () => {
   it('inactive: NO_DATA (below min_requests) and OK stay inactive; BREACH with for 0 fires at once and notifies', async () => {
@@ -51,9 +59,23 @@ describe('state table', () => {
     expect(await p.state(rule.id)).toBe('firing');
     const [firing] = await p.eventList(rule.id);
     expect(firing).toEqual({
-      id: expect.any(String), rule_id: rule.id, kind: 'firing', state_from: 'inactive', state_to: 'firing', value: 3, sample_count: 3,
-      threshold: 2, comparator: 'gt', window_start: secondsFromNow(-300), window_end: nowIso(), run_id: null, reason: 'threshold_crossed',
-      severity: 'warning', suppressed_count: 0, created_at: nowIso(), notification: { status: 'queued', attempts: 0, last_status_code: null },
+      id: expect.any(String),
+      rule_id: rule.id,
+      kind: 'firing',
+      state_from: 'inactive',
+      state_to: 'firing',
+      value: 3,
+      sample_count: 3,
+      threshold: 2,
+      comparator: 'gt',
+      window_start: secondsFromNow(-300),
+      window_end: nowIso(),
+      run_id: null,
+      reason: 'threshold_crossed',
+      severity: 'warning',
+      suppressed_count: 0,
+      created_at: nowIso(),
+      notification: { status: 'queued', attempts: 0, last_status_code: null },
     });
   });
 
@@ -68,8 +90,14 @@ describe('state table', () => {
     expect(await p.state(rule.id)).toBe('inactive');
     const [resolved] = await p.eventList(rule.id);
     expect(resolved).toMatchObject({
-      kind: 'resolved', state_from: 'firing', state_to: 'inactive', value: 0, sample_count: 0, reason: 'no_data',
-      window_end: nowIso(), notification: { status: 'queued', attempts: 0, last_status_code: null },
+      kind: 'resolved',
+      state_from: 'firing',
+      state_to: 'inactive',
+      value: 0,
+      sample_count: 0,
+      reason: 'no_data',
+      window_end: nowIso(),
+      notification: { status: 'queued', attempts: 0, last_status_code: null },
     });
   });
 
@@ -82,7 +110,13 @@ describe('state table', () => {
     await addRuns(2); // the 4 left the window; 2 new ones: OK
     await evaluateAfter(1);
     const [resolved] = await p.eventList(rule.id);
-    expect(resolved).toMatchObject({ kind: 'resolved', state_from: 'firing', value: 2, sample_count: 2, reason: 'recovered' });
+    expect(resolved).toMatchObject({
+      kind: 'resolved',
+      state_from: 'firing',
+      value: 2,
+      sample_count: 2,
+      reason: 'recovered',
+    });
   });
 
   it('for_seconds holds a breach in pending; pending → firing once t − active_at ≥ for_seconds (a new episode, notified)', async () => {
@@ -96,7 +130,13 @@ describe('state table', () => {
     await evaluateAfter(60); // 120 s after active_at
     expect(await p.state(rule.id)).toBe('firing');
     const [firing] = await p.eventList(rule.id);
-    expect(firing).toMatchObject({ kind: 'firing', state_from: 'pending', state_to: 'firing', value: 3, notification: { status: 'queued' } });
+    expect(firing).toMatchObject({
+      kind: 'firing',
+      state_from: 'pending',
+      state_to: 'firing',
+      value: 3,
+      notification: { status: 'queued' },
+    });
   });
 
   it('pending → inactive on OK and on NO_DATA, silently', async () => {
@@ -145,7 +185,9 @@ describe('state table', () => {
     const { p, rule, addRuns, evaluateAfter } = await setUp();
     await addRuns(3);
     await evaluateAfter(1);
-    const again = await app.alerts.evaluateRound(new Date(app.clock.now().getTime() - 1000), { projectIds: [p.project.id] });
+    const again = await app.alerts.evaluateRound(new Date(app.clock.now().getTime() - 1000), {
+      projectIds: [p.project.id],
+    });
     expect(again.rules).toBe(0);
     expect(await p.state(rule.id)).toBe('firing');
   });
@@ -170,7 +212,12 @@ describe('cooldown', () => {
 
     await evaluateAfter(300); // it resolves before its notification was due
     const events = await p.eventList(rule.id);
-    expect(kinds(events)).toEqual(['resolved:firing→inactive', 'firing:inactive→firing', 'resolved:firing→inactive', 'firing:inactive→firing']);
+    expect(kinds(events)).toEqual([
+      'resolved:firing→inactive',
+      'firing:inactive→firing',
+      'resolved:firing→inactive',
+      'firing:inactive→firing',
+    ]);
     expect(events.map((event) => event.notification?.status)).toEqual(['suppressed', 'suppressed', 'queued', 'queued']);
 
     // After the cooldown a new episode is notified at once.
@@ -198,7 +245,9 @@ describe('cooldown', () => {
   });
 
   it('send_resolved false: resolved events get no notification', async () => {
-    const { p, rule, addRuns, evaluateAfter } = await setUp({ channel_config: { url: 'https://h.example.com', send_resolved: false } });
+    const { p, rule, addRuns, evaluateAfter } = await setUp({
+      channel_config: { url: 'https://h.example.com', send_resolved: false },
+    });
     await addRuns(3);
     await evaluateAfter(1);
     await evaluateAfter(300);
@@ -225,8 +274,16 @@ describe('edits', () => {
     expect(await p.get(rule.id).then((res) => res.body)).toMatchObject({ state: 'inactive', last_error: null });
     const [resolved] = await p.eventList(rule.id);
     expect(resolved).toMatchObject({
-      kind: 'resolved', state_from: 'firing', state_to: 'inactive', reason: 'rule_updated', threshold: 2, comparator: 'gt',
-      value: null, sample_count: null, created_at: nowIso(), notification: { status: 'queued' },
+      kind: 'resolved',
+      state_from: 'firing',
+      state_to: 'inactive',
+      reason: 'rule_updated',
+      threshold: 2,
+      comparator: 'gt',
+      value: null,
+      sample_count: null,
+      created_at: nowIso(),
+      notification: { status: 'queued' },
     });
   });
 
@@ -235,7 +292,12 @@ describe('edits', () => {
     await addRuns(3);
     await evaluateAfter(1);
     const res = await p.patch(rule.id, {
-      name: 'renamed', severity: 'critical', cooldown_seconds: 60, for_seconds: 60, keep_firing_for_seconds: 60, min_requests: 2,
+      name: 'renamed',
+      severity: 'critical',
+      cooldown_seconds: 60,
+      for_seconds: 60,
+      keep_firing_for_seconds: 60,
+      min_requests: 2,
       channel_config: { url: 'https://elsewhere.example.com' },
     });
     expect(res.status).toBe(200);
@@ -250,7 +312,10 @@ describe('edits', () => {
     await recovering.evaluateAfter(300);
     expect(await recovering.p.state(recovering.rule.id)).toBe('recovering');
     await recovering.p.patch(recovering.rule.id, { threshold: 5 });
-    expect(kinds(await recovering.p.eventList(recovering.rule.id))).toEqual(['resolved:recovering→inactive', 'firing:inactive→firing']);
+    expect(kinds(await recovering.p.eventList(recovering.rule.id))).toEqual([
+      'resolved:recovering→inactive',
+      'firing:inactive→firing',
+    ]);
 
     const pending = await setUp({ for_seconds: 600 });
     await pending.addRuns(3);
@@ -275,7 +340,11 @@ describe('edits', () => {
     await p.patch(rule.id, { enabled: true });
     await evaluateAfter(1);
     expect(await p.state(rule.id)).toBe('firing');
-    expect(kinds(await p.eventList(rule.id))).toEqual(['firing:inactive→firing', 'resolved:firing→inactive', 'firing:inactive→firing']);
+    expect(kinds(await p.eventList(rule.id))).toEqual([
+      'firing:inactive→firing',
+      'resolved:firing→inactive',
+      'firing:inactive→firing',
+    ]);
   });
 
   it('deleting a firing rule deletes its history and queued notifications', async () => {
@@ -296,7 +365,9 @@ describe('edits', () => {
       await evaluateAfter(300);
     }
     const all = await p.eventList(rule.id);
-    expect(kinds(all)).toEqual(Array.from({ length: 3 }, () => ['resolved:firing→inactive', 'firing:inactive→firing']).flat());
+    expect(kinds(all)).toEqual(
+      Array.from({ length: 3 }, () => ['resolved:firing→inactive', 'firing:inactive→firing']).flat(),
+    );
     const times = all.map((event) => event.created_at);
     expect([...times].sort().reverse()).toEqual(times);
     const page = await p.events(rule.id, { limit: 2, offset: 1 });
@@ -311,9 +382,20 @@ describe('evaluator', () => {
     await addRuns(3);
     await evaluateAfter(1);
     expect(await p.state(rule.id)).toBe('pending');
-    const restarted = createAlerts({ stores: app.stores, clock: app.clock, log: pino({ level: 'silent' }), queryLimits: app.config.reportLimits, denyPrivateUrls: false, flushed: app.writer.flushed, retainedFrom: retentionCutoffs(app.stores.pg, app.clock).retainedFrom });
+    const restarted = createAlerts({
+      stores: app.stores,
+      clock: app.clock,
+      log: pino({ level: 'silent' }),
+      queryLimits: app.config.reportLimits,
+      denyPrivateUrls: false,
+      flushed: app.writer.flushed,
+      retainedFrom: retentionCutoffs(app.stores.pg, app.clock).retainedFrom,
+    });
     app.clock.advance(60);
-    expect(await restarted.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({ skipped: false, events: 1 });
+    expect(await restarted.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({
+      skipped: false,
+      events: 1,
+    });
     expect(await p.state(rule.id)).toBe('firing');
   });
 
@@ -344,7 +426,10 @@ describe('evaluator', () => {
     expect(result).toMatchObject({ rules: 5, projects: 2, errors: 0 });
     expect(calls).toHaveLength(2);
     const scopesOf = (projectId: string) =>
-      calls.find((call) => call.projectId === projectId)!.scopes.map((scope) => `${scope.agentName ?? '*'}/${scope.windowSeconds}`).sort();
+      calls
+        .find((call) => call.projectId === projectId)!
+        .scopes.map((scope) => `${scope.agentName ?? '*'}/${scope.windowSeconds}`)
+        .sort();
     expect(scopesOf(a.p.project.id)).toEqual(['*/300', '*/3600', 'planner/300']);
     expect(scopesOf(b.p.project.id)).toEqual(['*/900']);
   });
@@ -365,7 +450,10 @@ describe('evaluator', () => {
         },
       },
     });
-    expect(await evaluator.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({ skipped: false, rules: 0 });
+    expect(await evaluator.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({
+      skipped: false,
+      rules: 0,
+    });
     expect(await p.state(rule.id)).toBe('inactive');
     app.clock.advance(1);
     await p.evaluate();
@@ -374,16 +462,22 @@ describe('evaluator', () => {
     expect(await p.eventList(rule.id)).toEqual([]);
   });
 
-  (process.env.DATABASE_URL ? it : it.skip)('skips the round while another instance holds the evaluator lock', async () => {
-    const { p, rule, addRuns } = await setUp();
-    await addRuns(3);
-    app.clock.advance(1);
-    await app.stores.pg.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [EVALUATOR_LOCK_KEY]);
-      expect(await app.alerts.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({ skipped: true, rules: 0 });
-    });
-    expect(await p.state(rule.id)).toBe('inactive');
-    await p.evaluate();
-    expect(await p.state(rule.id)).toBe('firing');
-  });
+  (process.env.DATABASE_URL ? it : it.skip)(
+    'skips the round while another instance holds the evaluator lock',
+    async () => {
+      const { p, rule, addRuns } = await setUp();
+      await addRuns(3);
+      app.clock.advance(1);
+      await app.stores.pg.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [EVALUATOR_LOCK_KEY]);
+        expect(await app.alerts.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({
+          skipped: true,
+          rules: 0,
+        });
+      });
+      expect(await p.state(rule.id)).toBe('inactive');
+      await p.evaluate();
+      expect(await p.state(rule.id)).toBe('firing');
+    },
+  );
 });

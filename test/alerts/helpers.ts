@@ -32,11 +32,13 @@ export async function alertProject(app: TestApp) {
     create: (body: Record<string, unknown>, token = admin.token) => app.http.post(base).set(as(token)).send(body),
     list: (token = admin.token) => app.http.get(base).set(as(token)),
     get: (ruleId: string, token = admin.token) => app.http.get(`${base}/${ruleId}`).set(as(token)),
-    patch: (ruleId: string, body: Record<string, unknown>, token = admin.token) => app.http.patch(`${base}/${ruleId}`).set(as(token)).send(body),
+    patch: (ruleId: string, body: Record<string, unknown>, token = admin.token) =>
+      app.http.patch(`${base}/${ruleId}`).set(as(token)).send(body),
     remove: (ruleId: string, token = admin.token) => app.http.delete(`${base}/${ruleId}`).set(as(token)),
     events: (ruleId: string, query: Record<string, unknown> = {}, token = admin.token) =>
       app.http.get(`${base}/${ruleId}/events`).query(query).set(as(token)),
-    preview: (body: Record<string, unknown>, token = admin.token) => app.http.post(`${base}/preview`).set(as(token)).send(body),
+    preview: (body: Record<string, unknown>, token = admin.token) =>
+      app.http.post(`${base}/preview`).set(as(token)).send(body),
     /** Creates a rule and returns its response body (expects 201). */
     async rule(fields: Record<string, unknown> = {}) {
       const res = await app.http.post(base).set(as(admin.token)).send(webhookRule(fields));
@@ -47,7 +49,10 @@ export async function alertProject(app: TestApp) {
     /** Records whole runs through the batch ingest endpoint (expects every item accepted). */
     async ingest(runs: Record<string, unknown>[]) {
       for (let start = 0; start < runs.length; start += 1000) {
-        const res = await app.http.post('/ingest/agent/runs/batch').set(keyAuth(key)).send({ runs: runs.slice(start, start + 1000) });
+        const res = await app.http
+          .post('/ingest/agent/runs/batch')
+          .set(keyAuth(key))
+          .send({ runs: runs.slice(start, start + 1000) });
         expect(res.status).toBe(200);
         expect(res.body.results.filter((result: { error?: unknown }) => result.error)).toEqual([]);
       }
@@ -66,7 +71,11 @@ export async function alertProject(app: TestApp) {
       return res.body.state as string;
     },
     async eventList(ruleId: string) {
-      const res = await app.http.get(`${base}/${ruleId}/events`).query({ limit: 1000 }).set(as(admin.token)).expect(200);
+      const res = await app.http
+        .get(`${base}/${ruleId}/events`)
+        .query({ limit: 1000 })
+        .set(as(admin.token))
+        .expect(200);
       return res.body as AlertEventBody[];
     },
   };
@@ -96,7 +105,8 @@ export interface AlertEventBody {
 
 /** A whole finished run, started `secondsAgo` before `now`, for the batch endpoint. */
 export function finishedRun(
-  now: Date, fields: Record<string, unknown> & { secondsAgo?: number; durationMs?: number } = {},
+  now: Date,
+  fields: Record<string, unknown> & { secondsAgo?: number; durationMs?: number } = {},
 ): Record<string, unknown> & { timestamp: string; finished_at: string } {
   const { secondsAgo = 10, durationMs = 1000, ...rest } = fields;
   const timestamp = new Date(now.getTime() - secondsAgo * 1000);

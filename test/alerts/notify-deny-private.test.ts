@@ -3,7 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { postJson } from '../../src/alerts/notify/transport';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
-import { insertQueuedEvent, insertRule, newWebhookSecret, readDelivery, startReceiver, type Receiver } from './notify-helpers';
+import {
+  insertQueuedEvent,
+  insertRule,
+  newWebhookSecret,
+  readDelivery,
+  startReceiver,
+  type Receiver,
+} from './notify-helpers';
 
 let app: TestApp;
 let receiver: Receiver;
@@ -27,32 +34,64 @@ it.each([
   // Written directly: the rule API would refuse this URL at creation, but a rule saved before the setting was
   // turned on (or a name that resolved elsewhere then) reaches delivery like this.
   const rule = await insertRule(app, project.id, {
-    channel, channel_config: channel === 'webhook' ? { url, secret: newWebhookSecret(), send_resolved: true } : { webhook_url: url, send_resolved: true },
+    channel,
+    channel_config:
+      channel === 'webhook'
+        ? { url, secret: newWebhookSecret(), send_resolved: true }
+        : { webhook_url: url, send_resolved: true },
   });
   const event = await insertQueuedEvent(app, rule);
   const before = receiver.requests.length;
 
-  expect(await app.notifier.deliverDue(app.clock.now(), { projectId: project.id })).toMatchObject({ failed: 1, sent: 0 });
+  expect(await app.notifier.deliverDue(app.clock.now(), { projectId: project.id })).toMatchObject({
+    failed: 1,
+    sent: 0,
+  });
   expect(await readDelivery(app, event.id)).toMatchObject({
-    status: 'failed', attempts: 1, last_status_code: null, last_error: expect.stringMatching(/^refused: .*(private|loopback)/),
+    status: 'failed',
+    attempts: 1,
+    last_status_code: null,
+    last_error: expect.stringMatching(/^refused: .*(private|loopback)/),
   });
   expect(receiver.requests.length).toBe(before);
 });
 
 it('refuses a URL that is not http(s)', async () => {
   const { project } = await setUpProject(app);
-  const rule = await insertRule(app, project.id, { channel: 'webhook', channel_config: { url: 'file:///etc/passwd', secret: newWebhookSecret(), send_resolved: true } });
+  const rule = await insertRule(app, project.id, {
+    channel: 'webhook',
+    channel_config: { url: 'file:///etc/passwd', secret: newWebhookSecret(), send_resolved: true },
+  });
   const event = await insertQueuedEvent(app, rule);
   await app.notifier.deliverDue(app.clock.now(), { projectId: project.id });
-  expect(await readDelivery(app, event.id)).toMatchObject({ status: 'failed', attempts: 1, last_error: expect.stringMatching(/^refused: .*http/) });
+  expect(await readDelivery(app, event.id)).toMatchObject({
+    status: 'failed',
+    attempts: 1,
+    last_error: expect.stringMatching(/^refused: .*http/),
+  });
 });
 
 it('connects only to the addresses it checked: the connection itself refuses a name that resolves to loopback', async () => {
   // What DNS rebinding would get past a check made before connecting: here the connection's own lookup refuses.
-  const outcome = await postJson(`http://localhost:${new URL(receiver.url).port}/rebound`, '{}', {}, { now: app.clock.now(), denyPrivate: true });
-  expect(outcome).toEqual({ kind: 'failed', statusCode: null, error: expect.stringMatching(/^refused: host localhost resolves to a private or loopback address/) });
+  const outcome = await postJson(
+    `http://localhost:${new URL(receiver.url).port}/rebound`,
+    '{}',
+    {},
+    { now: app.clock.now(), denyPrivate: true },
+  );
+  expect(outcome).toEqual({
+    kind: 'failed',
+    statusCode: null,
+    error: expect.stringMatching(/^refused: host localhost resolves to a private or loopback address/),
+  });
   expect(receiver.receivedOn('/rebound')).toHaveLength(0);
   // Without the setting, the same request goes through.
-  expect(await postJson(`http://localhost:${new URL(receiver.url).port}/rebound`, '{}', {}, { now: app.clock.now(), denyPrivate: false }))
-    .toEqual({ kind: 'sent', statusCode: 200 });
+  expect(
+    await postJson(
+      `http://localhost:${new URL(receiver.url).port}/rebound`,
+      '{}',
+      {},
+      { now: app.clock.now(), denyPrivate: false },
+    ),
+  ).toEqual({ kind: 'sent', statusCode: 200 });
 });

@@ -30,7 +30,13 @@ export async function startReceiver() {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() });
+      requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        receivedAt: Date.now(),
+      });
       const reply = replies.get(req.url ?? '')?.shift() ?? { status: 200, body: 'ok' };
       res.writeHead(reply.status, reply.headers);
       res.end(reply.body ?? '');
@@ -45,10 +51,11 @@ export async function startReceiver() {
     replyTo: (path: string, ...next: Reply[]) => replies.set(path, [...(replies.get(path) ?? []), ...next]),
     /** The requests received on `path`, in order. */
     receivedOn: (path: string) => requests.filter((request) => request.path === path),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -97,8 +104,22 @@ export async function insertRule(app: TestApp, projectId: string, fields: RuleFi
     `INSERT INTO alert_rules (id, project_id, name, class, signal, comparator, threshold, agent_name, window_seconds, for_seconds,
        keep_firing_for_seconds, cooldown_seconds, min_requests, severity, channel, channel_config, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, 0, 600, $10, $11, $12, $13, $14, $14)`,
-    [rule.id, rule.project_id, rule.name, rule.class, rule.signal, rule.comparator, rule.threshold, rule.agent_name, rule.window_seconds,
-      rule.class === 'per_run' ? 0 : 10, rule.severity, rule.channel, JSON.stringify(rule.channel_config), app.clock.now()],
+    [
+      rule.id,
+      rule.project_id,
+      rule.name,
+      rule.class,
+      rule.signal,
+      rule.comparator,
+      rule.threshold,
+      rule.agent_name,
+      rule.window_seconds,
+      rule.class === 'per_run' ? 0 : 10,
+      rule.severity,
+      rule.channel,
+      JSON.stringify(rule.channel_config),
+      app.clock.now(),
+    ],
   );
   return rule;
 }
@@ -117,7 +138,11 @@ export interface EventFields {
  * An event of the rule, created now (clock), with its delivery queued through the real seam (queueDelivery). The
  * clock then moves on by a millisecond, so that events inserted one after the other are ordered as real ones are.
  */
-export async function insertQueuedEvent(app: TestApp, rule: Awaited<ReturnType<typeof insertRule>>, fields: EventFields = {}) {
+export async function insertQueuedEvent(
+  app: TestApp,
+  rule: Awaited<ReturnType<typeof insertRule>>,
+  fields: EventFields = {},
+) {
   const now = app.clock.now();
   app.clock.advance(0.001);
   const kind = fields.kind ?? (rule.class === 'per_run' ? 'triggered' : 'firing');
@@ -132,14 +157,31 @@ export async function insertQueuedEvent(app: TestApp, rule: Awaited<ReturnType<t
     window_end: perRun ? null : now,
     created_at: now,
   };
-  const [stateFrom, stateTo] = kind === 'firing' ? ['pending', 'firing'] : kind === 'resolved' ? ['firing', 'inactive'] : ['inactive', 'inactive'];
+  const [stateFrom, stateTo] =
+    kind === 'firing' ? ['pending', 'firing'] : kind === 'resolved' ? ['firing', 'inactive'] : ['inactive', 'inactive'];
   await app.stores.pg.transaction(async (tx) => {
     await tx.query(
       `INSERT INTO alert_events (id, rule_id, kind, state_from, state_to, value, sample_count, threshold, comparator, window_start,
          window_end, run_id, reason, severity, suppressed_count, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-      [event.id, rule.id, kind, stateFrom, stateTo, event.value, event.sample_count, rule.threshold, rule.comparator, event.window_start,
-        event.window_end, event.run_id, fields.reason ?? null, rule.severity, fields.suppressed_count ?? 0, now],
+      [
+        event.id,
+        rule.id,
+        kind,
+        stateFrom,
+        stateTo,
+        event.value,
+        event.sample_count,
+        rule.threshold,
+        rule.comparator,
+        event.window_start,
+        event.window_end,
+        event.run_id,
+        fields.reason ?? null,
+        rule.severity,
+        fields.suppressed_count ?? 0,
+        now,
+      ],
     );
     await queueDelivery(tx, { eventId: event.id, ruleId: rule.id, channel: rule.channel, dueAt: now });
   });
@@ -157,6 +199,8 @@ export interface DeliveryState {
 
 export async function readDelivery(app: TestApp, eventId: string): Promise<DeliveryState> {
   const [row] = await app.stores.pg.query<DeliveryState>(
-    'SELECT status, attempts, last_status_code, last_error, next_attempt_at, created_at FROM alert_deliveries WHERE event_id = $1', [eventId]);
+    'SELECT status, attempts, last_status_code, last_error, next_attempt_at, created_at FROM alert_deliveries WHERE event_id = $1',
+    [eventId],
+  );
   return { ...row, next_attempt_at: new Date(row.next_attempt_at), created_at: new Date(row.created_at) };
 }

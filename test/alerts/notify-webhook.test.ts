@@ -8,7 +8,15 @@ import { createNotifier } from '../../src/alerts/notify/worker';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  closedPortUrl, insertQueuedEvent, insertRule, newWebhookSecret, readDelivery, startReceiver, type ReceivedRequest, type Receiver, type Reply,
+  closedPortUrl,
+  insertQueuedEvent,
+  insertRule,
+  newWebhookSecret,
+  readDelivery,
+  startReceiver,
+  type ReceivedRequest,
+  type Receiver,
+  type Reply,
 } from './notify-helpers';
 
 let app: TestApp;
@@ -26,14 +34,24 @@ afterAll(async () => {
  * A fresh project with a webhook rule posting to its own path of the receiver; `deliver` sends this project's due
  * deliveries only (test files share the database and may run in parallel).
  */
-async function webhookRule(options: { url?: string; projectId?: string; rule?: Partial<Parameters<typeof insertRule>[2]> } = {}) {
+async function webhookRule(
+  options: { url?: string; projectId?: string; rule?: Partial<Parameters<typeof insertRule>[2]> } = {},
+) {
   const projectId = options.projectId ?? (await setUpProject(app)).project.id;
   const path = `/hooks/${randomUUID()}`;
   const url = options.url ?? `${receiver.url}${path}`;
   const secret = newWebhookSecret();
-  const rule = await insertRule(app, projectId, { channel: 'webhook', channel_config: { url, secret, send_resolved: true }, ...options.rule });
+  const rule = await insertRule(app, projectId, {
+    channel: 'webhook',
+    channel_config: { url, secret, send_resolved: true },
+    ...options.rule,
+  });
   return {
-    projectId, rule, secret, url, path,
+    projectId,
+    rule,
+    secret,
+    url,
+    path,
     deliver: () => app.notifier.deliverDue(app.clock.now(), { projectId }),
     received: () => receiver.receivedOn(path),
     replies: (...replies: Reply[]) => receiver.replyTo(path, ...replies),
@@ -73,33 +91,68 @@ it('posts a signed alert.firing with the masked rule and the event, and records 
   expect(payload.timestamp).toBe(event.created_at.toISOString());
   expect(payload.data.project_id).toBe(projectId);
   expect(alertRuleSchema.strict().parse(payload.data.rule)).toBeTruthy();
-  expect(payload.data.rule).toMatchObject({ id: rule.id, name: rule.name, signal: 'failure_rate', comparator: 'gt', threshold: 0.1, channel: 'webhook' });
+  expect(payload.data.rule).toMatchObject({
+    id: rule.id,
+    name: rule.name,
+    signal: 'failure_rate',
+    comparator: 'gt',
+    threshold: 0.1,
+    channel: 'webhook',
+  });
   expect(payload.data.rule.channel_config.secret).not.toBe(secret);
   expect(payload.data.rule.channel_config.secret).toBe(`whsec_…${secret.slice(-4)}`);
   expect(request.body).not.toContain(secret.slice(6, 30));
   expect(alertEventSchema.strict().parse(payload.data.event)).toBeTruthy();
   expect(payload.data.event).toMatchObject({
-    id: event.id, rule_id: rule.id, kind: 'firing', value: 0.25, sample_count: 40, threshold: 0.1, comparator: 'gt',
-    window_start: event.window_start!.toISOString(), window_end: event.window_end!.toISOString(), run_id: null, severity: 'critical',
-    suppressed_count: 0, notification: { status: 'queued', attempts: 1, last_status_code: null },
+    id: event.id,
+    rule_id: rule.id,
+    kind: 'firing',
+    value: 0.25,
+    sample_count: 40,
+    threshold: 0.1,
+    comparator: 'gt',
+    window_start: event.window_start!.toISOString(),
+    window_end: event.window_end!.toISOString(),
+    run_id: null,
+    severity: 'critical',
+    suppressed_count: 0,
+    notification: { status: 'queued', attempts: 1, last_status_code: null },
   });
 
-  expect(await readDelivery(app, event.id)).toMatchObject({ status: 'sent', attempts: 1, last_status_code: 200, last_error: null });
+  expect(await readDelivery(app, event.id)).toMatchObject({
+    status: 'sent',
+    attempts: 1,
+    last_status_code: 200,
+    last_error: null,
+  });
   expect(await deliver()).toMatchObject({ sent: 0 });
   expect(received()).toHaveLength(1);
 });
 
 it('posts alert.triggered for a per_run event, carrying suppressed_count, and alert.resolved', async () => {
-  const { rule, secret, deliver, received } = await webhookRule({ rule: { class: 'per_run', signal: 'run_cost_usd', threshold: 2 } });
+  const { rule, secret, deliver, received } = await webhookRule({
+    rule: { class: 'per_run', signal: 'run_cost_usd', threshold: 2 },
+  });
   const triggered = await insertQueuedEvent(app, rule, { value: 3.5, suppressed_count: 4 });
   await deliver();
   const payload = JSON.parse(received()[0].body);
   expect(payload.type).toBe('alert.triggered');
-  expect(payload.data.event).toMatchObject({ id: triggered.id, kind: 'triggered', value: 3.5, run_id: triggered.run_id, suppressed_count: 4, window_start: null });
+  expect(payload.data.event).toMatchObject({
+    id: triggered.id,
+    kind: 'triggered',
+    value: 3.5,
+    run_id: triggered.run_id,
+    suppressed_count: 4,
+    window_start: null,
+  });
   expectSignedBy(secret, received()[0]);
 
   const aggregate = await webhookRule();
-  const resolved = await insertQueuedEvent(app, aggregate.rule, { kind: 'resolved', value: 0.02, reason: 'rule_disabled' });
+  const resolved = await insertQueuedEvent(app, aggregate.rule, {
+    kind: 'resolved',
+    value: 0.02,
+    reason: 'rule_disabled',
+  });
   await aggregate.deliver();
   const resolvedPayload = JSON.parse(aggregate.received()[0].body);
   expect(resolvedPayload.type).toBe('alert.resolved');
@@ -114,7 +167,12 @@ it('retries a 503 with backoff, keeping the webhook-id, and records the 200', as
 
   expect(await deliver()).toMatchObject({ sent: 0, retrying: 1 });
   const retrying = await readDelivery(app, event.id);
-  expect(retrying).toMatchObject({ status: 'queued', attempts: 1, last_status_code: 503, last_error: 'HTTP 503: down for maintenance' });
+  expect(retrying).toMatchObject({
+    status: 'queued',
+    attempts: 1,
+    last_status_code: 503,
+    last_error: 'HTTP 503: down for maintenance',
+  });
   // 5 s ± 20 % jitter
   const delay = retrying.next_attempt_at.getTime() - firstAt.getTime();
   expect(delay).toBeGreaterThanOrEqual(4_000);
@@ -127,7 +185,12 @@ it('retries a 503 with backoff, keeping the webhook-id, and records the 200', as
 
   app.clock.advance(3);
   expect(await deliver()).toMatchObject({ sent: 1 });
-  expect(await readDelivery(app, event.id)).toMatchObject({ status: 'sent', attempts: 2, last_status_code: 200, last_error: null });
+  expect(await readDelivery(app, event.id)).toMatchObject({
+    status: 'sent',
+    attempts: 2,
+    last_status_code: 200,
+    last_error: null,
+  });
 
   const [first, second] = received();
   expect(received()).toHaveLength(2);
@@ -135,7 +198,11 @@ it('retries a 503 with backoff, keeping the webhook-id, and records the 200', as
   expect(second.headers['webhook-id']).toBe(event.id);
   expect(Number(second.headers['webhook-timestamp']) - Number(first.headers['webhook-timestamp'])).toBe(6);
   expectSignedBy(secret, second);
-  expect(JSON.parse(second.body).data.event.notification).toEqual({ status: 'queued', attempts: 2, last_status_code: 503 });
+  expect(JSON.parse(second.body).data.event.notification).toEqual({
+    status: 'queued',
+    attempts: 2,
+    last_status_code: 503,
+  });
 });
 
 it('honours Retry-After in seconds and as an HTTP date when it is longer than the backoff', async () => {
@@ -171,7 +238,10 @@ it('fails a 400 at once, with the start of the answer in last_error', async () =
 
   expect(await deliver()).toMatchObject({ failed: 1 });
   expect(await readDelivery(app, event.id)).toMatchObject({
-    status: 'failed', attempts: 1, last_status_code: 400, last_error: 'HTTP 400: {"error":"unknown event type"}',
+    status: 'failed',
+    attempts: 1,
+    last_status_code: 400,
+    last_error: 'HTTP 400: {"error":"unknown event type"}',
   });
   app.clock.advance(3600);
   await deliver();
@@ -184,7 +254,10 @@ it('does not follow redirects', async () => {
   replies({ status: 302, headers: { Location: 'http://169.254.169.254/latest/meta-data' } });
   await deliver();
   expect(await readDelivery(app, event.id)).toMatchObject({
-    status: 'failed', attempts: 1, last_status_code: 302, last_error: expect.stringContaining('redirects are not followed'),
+    status: 'failed',
+    attempts: 1,
+    last_status_code: 302,
+    last_error: expect.stringContaining('redirects are not followed'),
   });
 });
 
@@ -194,7 +267,12 @@ it('retries when the connection is refused, then delivers once the receiver is u
 
   expect(await deliver()).toMatchObject({ retrying: 1 });
   const retrying = await readDelivery(app, event.id);
-  expect(retrying).toMatchObject({ status: 'queued', attempts: 1, last_status_code: null, last_error: expect.stringContaining('ECONNREFUSED') });
+  expect(retrying).toMatchObject({
+    status: 'queued',
+    attempts: 1,
+    last_status_code: null,
+    last_error: expect.stringContaining('ECONNREFUSED'),
+  });
 
   app.clock.advance(7);
   expect(await deliver()).toMatchObject({ retrying: 1 });
@@ -211,7 +289,12 @@ it('retries when the connection is refused, then delivers once the receiver is u
   try {
     app.clock.advance(13);
     expect(await deliver()).toMatchObject({ sent: 1 });
-    expect(await readDelivery(app, event.id)).toMatchObject({ status: 'sent', attempts: 3, last_status_code: 200, last_error: null });
+    expect(await readDelivery(app, event.id)).toMatchObject({
+      status: 'sent',
+      attempts: 3,
+      last_status_code: 200,
+      last_error: null,
+    });
   } finally {
     late.closeAllConnections();
     await new Promise((resolve) => late.close(resolve));
@@ -231,14 +314,20 @@ it('gives up 24 hours after the delivery was queued', async () => {
   app.clock.advance(3600);
   expect(await deliver()).toMatchObject({ failed: 1 });
   expect(await readDelivery(app, event.id)).toMatchObject({
-    status: 'failed', attempts: 3, last_status_code: 503, last_error: expect.stringMatching(/^gave up after 24 h: HTTP 503/),
+    status: 'failed',
+    attempts: 3,
+    last_status_code: 503,
+    last_error: expect.stringMatching(/^gave up after 24 h: HTTP 503/),
   });
   expect(new Set(received().map((request) => request.headers['webhook-id']))).toEqual(new Set([event.id]));
 });
 
 it('does not send a resolved event when the rule no longer sends resolved ones', async () => {
   const { rule, deliver, received } = await webhookRule();
-  await app.stores.pg.query(`UPDATE alert_rules SET channel_config = channel_config || '{"send_resolved": false}' WHERE id = $1`, [rule.id]);
+  await app.stores.pg.query(
+    `UPDATE alert_rules SET channel_config = channel_config || '{"send_resolved": false}' WHERE id = $1`,
+    [rule.id],
+  );
   const event = await insertQueuedEvent(app, rule, { kind: 'resolved' });
   expect(await deliver()).toMatchObject({ suppressed: 1, sent: 0 });
   expect(await readDelivery(app, event.id)).toMatchObject({ status: 'suppressed', attempts: 0 });
@@ -252,7 +341,11 @@ it('sends a delivery once when two workers (or two instances) claim at the same 
   const other = createNotifier({ pg: app.stores.pg, clock: app.clock, log: silentLog, config: app.config });
   const reports = await Promise.all([deliver(), other.deliverDue(app.clock.now(), { projectId })]);
   expect(reports[0].sent + reports[1].sent).toBe(3);
-  expect(received().map((request) => request.headers['webhook-id']).sort()).toEqual(events.map((event) => event.id).sort());
+  expect(
+    received()
+      .map((request) => request.headers['webhook-id'])
+      .sort(),
+  ).toEqual(events.map((event) => event.id).sort());
 });
 
 it('shows each delivery as queued, sent or failed, with attempts and the last status code', async () => {
@@ -265,9 +358,20 @@ it('shows each delivery as queued, sent or failed, with attempts and the last st
   rejectedRule.replies({ status: 404 });
   flakyRule.replies({ status: 503 });
   await okRule.deliver();
-  const rows = await app.stores.pg.query<{ event_id: string; status: string; attempts: number; last_status_code: number | null }>(
-    'SELECT event_id, status, attempts, last_status_code FROM alert_deliveries WHERE event_id = ANY($1::uuid[])', [[ok.id, rejected.id, flaky.id]]);
-  const byEvent = Object.fromEntries(rows.map((row) => [row.event_id, { status: row.status, attempts: row.attempts, last_status_code: row.last_status_code }]));
+  const rows = await app.stores.pg.query<{
+    event_id: string;
+    status: string;
+    attempts: number;
+    last_status_code: number | null;
+  }>('SELECT event_id, status, attempts, last_status_code FROM alert_deliveries WHERE event_id = ANY($1::uuid[])', [
+    [ok.id, rejected.id, flaky.id],
+  ]);
+  const byEvent = Object.fromEntries(
+    rows.map((row) => [
+      row.event_id,
+      { status: row.status, attempts: row.attempts, last_status_code: row.last_status_code },
+    ]),
+  );
   expect(byEvent).toEqual({
     [ok.id]: { status: 'sent', attempts: 1, last_status_code: 200 },
     [rejected.id]: { status: 'failed', attempts: 1, last_status_code: 404 },

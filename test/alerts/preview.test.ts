@@ -8,7 +8,13 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const loopSteps = Array.from({ length: 4 }, (_, index) => ({ index, type: 'tool', tool_name: 'search', input: '{"q":1}', output: 'same' }));
+const loopSteps = Array.from({ length: 4 }, (_, index) => ({
+  index,
+  type: 'tool',
+  tool_name: 'search',
+  input: '{"q":1}',
+  output: 'same',
+}));
 
 /** A varied project: two agents, every finished status, running runs, loops, costs, tokens and durations. */
 async function seed(p: AlertProject) {
@@ -37,7 +43,16 @@ async function seed(p: AlertProject) {
   await p.ingest(runs);
 }
 
-const SHARED_SIGNALS = ['total_runs', 'completion_rate', 'loop_rate', 'avg_cost_usd', 'avg_tokens', 'duration_p50_ms', 'duration_p95_ms', 'duration_p99_ms'] as const;
+const SHARED_SIGNALS = [
+  'total_runs',
+  'completion_rate',
+  'loop_rate',
+  'avg_cost_usd',
+  'avg_tokens',
+  'duration_p50_ms',
+  'duration_p95_ms',
+  'duration_p99_ms',
+] as const;
 
 describe('preview equals the summary report over the same window', () => {
   let p: AlertProject;
@@ -64,7 +79,14 @@ describe('preview equals the summary report over the same window', () => {
   ])('$label', ({ windowSeconds, agentName, label }) => {
     it.each(SHARED_SIGNALS)('%s', async (signal) => {
       const current = await summary(windowSeconds, agentName);
-      const res = await p.preview({ signal, comparator: 'gt', threshold: 0, window_seconds: windowSeconds, agent_name: agentName, min_requests: 0 });
+      const res = await p.preview({
+        signal,
+        comparator: 'gt',
+        threshold: 0,
+        window_seconds: windowSeconds,
+        agent_name: agentName,
+        min_requests: 0,
+      });
       expect(res.status).toBe(200);
       expect(res.body.scope_label).toBe(label);
       expect(res.body.value).toBeCloseTo(current[signal], 9);
@@ -78,9 +100,31 @@ describe('preview equals the summary report over the same window', () => {
 
     it('failure_rate and total_cost_usd agree with the summary (1 − completion_rate; avg cost × finished runs)', async () => {
       const current = await summary(windowSeconds, agentName);
-      const completion = (await p.preview({ signal: 'completion_rate', comparator: 'lt', window_seconds: windowSeconds, agent_name: agentName })).body;
-      const failure = (await p.preview({ signal: 'failure_rate', comparator: 'gt', window_seconds: windowSeconds, agent_name: agentName })).body;
-      const totalCost = (await p.preview({ signal: 'total_cost_usd', comparator: 'gt', threshold: 0, window_seconds: windowSeconds, agent_name: agentName })).body;
+      const completion = (
+        await p.preview({
+          signal: 'completion_rate',
+          comparator: 'lt',
+          window_seconds: windowSeconds,
+          agent_name: agentName,
+        })
+      ).body;
+      const failure = (
+        await p.preview({
+          signal: 'failure_rate',
+          comparator: 'gt',
+          window_seconds: windowSeconds,
+          agent_name: agentName,
+        })
+      ).body;
+      const totalCost = (
+        await p.preview({
+          signal: 'total_cost_usd',
+          comparator: 'gt',
+          threshold: 0,
+          window_seconds: windowSeconds,
+          agent_name: agentName,
+        })
+      ).body;
       expect(failure.sample_count).toBe(completion.sample_count);
       expect(failure.value).toBeCloseTo(completion.sample_count === 0 ? 0 : 1 - current.completion_rate, 9);
       expect(totalCost.value).toBeCloseTo(current.avg_cost_usd * completion.sample_count, 6);
@@ -101,14 +145,23 @@ describe('preview', () => {
   let p: AlertProject;
   beforeAll(async () => {
     p = await alertProject(app);
-    await p.ingest(Array.from({ length: 4 }, (_, i) => finishedRun(app.clock.now(), { status: i === 0 ? 'failed' : 'completed', secondsAgo: 30 })));
+    await p.ingest(
+      Array.from({ length: 4 }, (_, i) =>
+        finishedRun(app.clock.now(), { status: i === 0 ? 'failed' : 'completed', secondsAgo: 30 }),
+      ),
+    );
   });
 
   it('defaults: window 300 s, min_requests 10, threshold of the signal', async () => {
     const res = await p.preview({ signal: 'completion_rate', comparator: 'lt' });
     expect(res.status).toBe(200);
     // 3 of 4 completed (0.75 < 0.9) but 4 < min_requests 10: no breach.
-    expect(res.body).toEqual({ value: 0.75, sample_count: 4, scope_label: 'all agents · last 5m', would_breach: false });
+    expect(res.body).toEqual({
+      value: 0.75,
+      sample_count: 4,
+      scope_label: 'all agents · last 5m',
+      would_breach: false,
+    });
     const enough = await p.preview({ signal: 'completion_rate', comparator: 'lt', min_requests: 4 });
     expect(enough.body.would_breach).toBe(true);
   });
@@ -125,35 +178,54 @@ describe('preview', () => {
   });
 
   it('an empty window reads 0 with sample_count 0', async () => {
-    const res = await p.preview({ signal: 'avg_cost_usd', comparator: 'gt', threshold: 1, agent_name: 'nobody', min_requests: 0 });
+    const res = await p.preview({
+      signal: 'avg_cost_usd',
+      comparator: 'gt',
+      threshold: 1,
+      agent_name: 'nobody',
+      min_requests: 0,
+    });
     expect(res.body).toEqual({ value: 0, sample_count: 0, scope_label: 'agent nobody · last 5m', would_breach: false });
     const lowRuns = await p.preview({ signal: 'total_runs', comparator: 'lt', agent_name: 'nobody', min_requests: 0 });
     expect(lowRuns.body).toMatchObject({ value: 0, would_breach: true });
   });
 
   it('takes the window at the time of the call ([now − window, now))', async () => {
-    const before = (await p.preview({ signal: 'total_runs', comparator: 'lt', min_requests: 0, window_seconds: 60 })).body.sample_count;
+    const before = (await p.preview({ signal: 'total_runs', comparator: 'lt', min_requests: 0, window_seconds: 60 }))
+      .body.sample_count;
     expect(before).toBe(4);
     app.clock.advance(31); // the runs started 30 s ago; 61 s later they are outside a 60 s window
     try {
-      expect((await p.preview({ signal: 'total_runs', comparator: 'lt', min_requests: 0, window_seconds: 60 })).body.sample_count).toBe(0);
+      expect(
+        (await p.preview({ signal: 'total_runs', comparator: 'lt', min_requests: 0, window_seconds: 60 })).body
+          .sample_count,
+      ).toBe(0);
     } finally {
       app.clock.advance(-31);
     }
   });
 
   it.each([
-    [90, 'last 90s'], [60, 'last 1m'], [5400, 'last 90m'], [7200, 'last 2h'], [86_400, 'last 1d'], [2_592_000, 'last 30d'], [3601, 'last 3601s'],
+    [90, 'last 90s'],
+    [60, 'last 1m'],
+    [5400, 'last 90m'],
+    [7200, 'last 2h'],
+    [86_400, 'last 1d'],
+    [2_592_000, 'last 30d'],
+    [3601, 'last 3601s'],
   ])('scope label of a %i s window: %s', async (windowSeconds, label) => {
     const res = await p.preview({ signal: 'total_runs', comparator: 'lt', window_seconds: windowSeconds });
     expect(res.body.scope_label).toBe(`all agents · ${label}`);
   });
 
-  it.each(['run_cost_usd', 'run_tokens', 'run_duration_ms', 'run_steps', 'loop_detected'])('400 unsupported_signal for per_run %s', async (signal) => {
-    const res = await p.preview({ signal, comparator: 'gt', threshold: 1 });
-    expectError(res, 400, 'unsupported_signal');
-    expect(res.body.error.message).toBe('preview works for aggregate signals only');
-  });
+  it.each(['run_cost_usd', 'run_tokens', 'run_duration_ms', 'run_steps', 'loop_detected'])(
+    '400 unsupported_signal for per_run %s',
+    async (signal) => {
+      const res = await p.preview({ signal, comparator: 'gt', threshold: 1 });
+      expectError(res, 400, 'unsupported_signal');
+      expect(res.body.error.message).toBe('preview works for aggregate signals only');
+    },
+  );
 
   it.each([
     ['missing signal', { comparator: 'gt' }, 'signal'],

@@ -24,16 +24,37 @@ describe('create', () => {
 
   it('creates an aggregate rule with every default of the contract', async () => {
     const res = await p.create({
-      name: 'too few runs', class: 'aggregate', signal: 'total_runs', severity: 'critical', channel: 'webhook',
+      name: 'too few runs',
+      class: 'aggregate',
+      signal: 'total_runs',
+      severity: 'critical',
+      channel: 'webhook',
       channel_config: { url: 'https://hooks.example.com/a' },
     });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
-      id: expect.any(String), project_id: p.project.id, name: 'too few runs', agent_name: null, signal: 'total_runs',
-      class: 'aggregate', comparator: 'lt', threshold: 1, window_seconds: 300, for_seconds: 0, keep_firing_for_seconds: 0,
-      cooldown_seconds: 600, min_requests: 10, severity: 'critical', channel: 'webhook',
-      channel_config: { url: 'https://hooks.example.com/a', secret: expect.stringMatching(GENERATED_SECRET), send_resolved: true },
-      enabled: true, created_at: expect.stringMatching(TIMESTAMP),
+      id: expect.any(String),
+      project_id: p.project.id,
+      name: 'too few runs',
+      agent_name: null,
+      signal: 'total_runs',
+      class: 'aggregate',
+      comparator: 'lt',
+      threshold: 1,
+      window_seconds: 300,
+      for_seconds: 0,
+      keep_firing_for_seconds: 0,
+      cooldown_seconds: 600,
+      min_requests: 10,
+      severity: 'critical',
+      channel: 'webhook',
+      channel_config: {
+        url: 'https://hooks.example.com/a',
+        secret: expect.stringMatching(GENERATED_SECRET),
+        send_resolved: true,
+      },
+      enabled: true,
+      created_at: expect.stringMatching(TIMESTAMP),
     });
     expect(Buffer.from(res.body.channel_config.secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
   });
@@ -44,7 +65,14 @@ describe('create', () => {
     { signal: 'failure_rate', comparator: 'gt', threshold: 0.1 },
     { signal: 'loop_rate', comparator: 'gt', threshold: 0.05 },
   ])('defaults of $signal: $comparator $threshold', async ({ signal, comparator, threshold }) => {
-    const res = await p.create({ name: 'r', class: 'aggregate', signal, severity: 'info', channel: 'webhook', channel_config: { url: 'https://h.example.com' } });
+    const res = await p.create({
+      name: 'r',
+      class: 'aggregate',
+      signal,
+      severity: 'info',
+      channel: 'webhook',
+      channel_config: { url: 'https://h.example.com' },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ comparator, threshold });
   });
@@ -52,7 +80,14 @@ describe('create', () => {
   it.each(['avg_cost_usd', 'total_cost_usd', 'avg_tokens', 'duration_p50_ms', 'duration_p95_ms', 'duration_p99_ms'])(
     'aggregate %s: comparator defaults to gt; threshold is required',
     async (signal) => {
-      const base = { name: 'r', class: 'aggregate', signal, severity: 'info', channel: 'webhook', channel_config: { url: 'https://h.example.com' } };
+      const base = {
+        name: 'r',
+        class: 'aggregate',
+        signal,
+        severity: 'info',
+        channel: 'webhook',
+        channel_config: { url: 'https://h.example.com' },
+      };
       expectFieldError(await p.create(base), 'threshold');
       const res = await p.create({ ...base, threshold: 12.5 });
       expect(res.status).toBe(201);
@@ -61,24 +96,61 @@ describe('create', () => {
   );
 
   it('per_run defaults: window, for, keep_firing_for and min_requests 0; loop_detected is gte 1', async () => {
-    const res = await p.create({ name: 'loops', class: 'per_run', signal: 'loop_detected', severity: 'warning', channel: 'webhook', channel_config: { url: 'https://h.example.com' } });
+    const res = await p.create({
+      name: 'loops',
+      class: 'per_run',
+      signal: 'loop_detected',
+      severity: 'warning',
+      channel: 'webhook',
+      channel_config: { url: 'https://h.example.com' },
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ comparator: 'gte', threshold: 1, window_seconds: 0, for_seconds: 0, keep_firing_for_seconds: 0, min_requests: 0, cooldown_seconds: 600 });
+    expect(res.body).toMatchObject({
+      comparator: 'gte',
+      threshold: 1,
+      window_seconds: 0,
+      for_seconds: 0,
+      keep_firing_for_seconds: 0,
+      min_requests: 0,
+      cooldown_seconds: 600,
+    });
   });
 
-  it.each(['run_cost_usd', 'run_tokens', 'run_duration_ms', 'run_steps'])('per_run %s: gt, threshold required', async (signal) => {
-    const base = { name: 'r', class: 'per_run', signal, severity: 'info', channel: 'webhook', channel_config: { url: 'https://h.example.com' } };
-    expectFieldError(await p.create(base), 'threshold');
-    const res = await p.create({ ...base, threshold: 3 });
-    expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ comparator: 'gt', threshold: 3, window_seconds: 0 });
-  });
+  it.each(['run_cost_usd', 'run_tokens', 'run_duration_ms', 'run_steps'])(
+    'per_run %s: gt, threshold required',
+    async (signal) => {
+      const base = {
+        name: 'r',
+        class: 'per_run',
+        signal,
+        severity: 'info',
+        channel: 'webhook',
+        channel_config: { url: 'https://h.example.com' },
+      };
+      expectFieldError(await p.create(base), 'threshold');
+      const res = await p.create({ ...base, threshold: 3 });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ comparator: 'gt', threshold: 3, window_seconds: 0 });
+    },
+  );
 
   it('keeps every field sent', async () => {
     const body = {
-      name: 'planner slow', class: 'aggregate', signal: 'duration_p95_ms', comparator: 'gte', threshold: 30000, agent_name: 'planner',
-      window_seconds: 3600, for_seconds: 300, keep_firing_for_seconds: 600, cooldown_seconds: 0, min_requests: 0, severity: 'info',
-      channel: 'slack', channel_config: { webhook_url: 'https://hooks.slack.com/services/T0/B0/abcdefgh1234', send_resolved: false }, enabled: false,
+      name: 'planner slow',
+      class: 'aggregate',
+      signal: 'duration_p95_ms',
+      comparator: 'gte',
+      threshold: 30000,
+      agent_name: 'planner',
+      window_seconds: 3600,
+      for_seconds: 300,
+      keep_firing_for_seconds: 600,
+      cooldown_seconds: 0,
+      min_requests: 0,
+      severity: 'info',
+      channel: 'slack',
+      channel_config: { webhook_url: 'https://hooks.slack.com/services/T0/B0/abcdefgh1234', send_resolved: false },
+      enabled: false,
     };
     const res = await p.create(body);
     expect(res.status).toBe(201);
@@ -122,12 +194,36 @@ describe('create', () => {
     ['webhook without url', { channel_config: { secret: 'whsec_0123456789abcdef' } }, 'channel_config.url'],
     ['webhook url not http(s)', { channel_config: { url: 'ftp://example.com/x' } }, 'channel_config.url'],
     ['webhook url not a URL', { channel_config: { url: 'not a url' } }, 'channel_config.url'],
-    ['webhook secret too short', { channel_config: { url: 'https://h.example.com', secret: 'short' } }, 'channel_config.secret'],
-    ['unknown channel_config field', { channel_config: { url: 'https://h.example.com', headers: {} } }, 'channel_config.headers'],
-    ['send_resolved not a boolean', { channel_config: { url: 'https://h.example.com', send_resolved: 'yes' } }, 'channel_config.send_resolved'],
-    ['slack config given to a webhook', { channel_config: { webhook_url: 'https://hooks.slack.com/x' } }, 'channel_config.webhook_url'],
-    ['webhook config given to slack', { channel: 'slack', channel_config: { url: 'https://hooks.slack.com/x' } }, 'channel_config.url'],
-    ['slack url not http(s)', { channel: 'slack', channel_config: { webhook_url: 'javascript:alert(1)' } }, 'channel_config.webhook_url'],
+    [
+      'webhook secret too short',
+      { channel_config: { url: 'https://h.example.com', secret: 'short' } },
+      'channel_config.secret',
+    ],
+    [
+      'unknown channel_config field',
+      { channel_config: { url: 'https://h.example.com', headers: {} } },
+      'channel_config.headers',
+    ],
+    [
+      'send_resolved not a boolean',
+      { channel_config: { url: 'https://h.example.com', send_resolved: 'yes' } },
+      'channel_config.send_resolved',
+    ],
+    [
+      'slack config given to a webhook',
+      { channel_config: { webhook_url: 'https://hooks.slack.com/x' } },
+      'channel_config.webhook_url',
+    ],
+    [
+      'webhook config given to slack',
+      { channel: 'slack', channel_config: { url: 'https://hooks.slack.com/x' } },
+      'channel_config.url',
+    ],
+    [
+      'slack url not http(s)',
+      { channel: 'slack', channel_config: { webhook_url: 'javascript:alert(1)' } },
+      'channel_config.webhook_url',
+    ],
     ['enabled not a boolean', { enabled: 'true' }, 'enabled'],
     ['unknown field', { severity_level: 3 }, ''],
     ['id in the payload', { id: randomUUID() }, ''],
@@ -143,7 +239,10 @@ describe('create', () => {
     ['keep_firing_for_seconds', { keep_firing_for_seconds: 60 }],
     ['min_requests', { min_requests: 1 }],
   ])('400 for a per_run rule with a non-zero %s', async (path, change) => {
-    const res = await p.create({ ...webhookRule({ class: 'per_run', signal: 'run_steps', threshold: 10, min_requests: 0 }), ...change });
+    const res = await p.create({
+      ...webhookRule({ class: 'per_run', signal: 'run_steps', threshold: 10, min_requests: 0 }),
+      ...change,
+    });
     expectFieldError(res, path);
   });
 
@@ -159,8 +258,16 @@ describe('create', () => {
   });
 
   it('415 for a body that is not JSON, 400 for malformed JSON', async () => {
-    expectError(await app.http.post(p.base).set(bearer(p.admin.token)).set('Content-Type', 'text/plain').send('name=x'), 415, 'unsupported_media_type');
-    expectError(await app.http.post(p.base).set(bearer(p.admin.token)).set('Content-Type', 'application/json').send('{"name":'), 400, 'malformed_json');
+    expectError(
+      await app.http.post(p.base).set(bearer(p.admin.token)).set('Content-Type', 'text/plain').send('name=x'),
+      415,
+      'unsupported_media_type',
+    );
+    expectError(
+      await app.http.post(p.base).set(bearer(p.admin.token)).set('Content-Type', 'application/json').send('{"name":'),
+      400,
+      'malformed_json',
+    );
   });
 
   it('allows two rules with the same name in a project', async () => {
@@ -185,7 +292,9 @@ describe('secrets', () => {
 
   it('masks a secret that was sent, in the create response too', async () => {
     const p = await alertProject(app);
-    const res = await p.create(webhookRule({ channel_config: { url: 'https://h.example.com', secret: 'whsec_mysecretvalue0000wxyz' } }));
+    const res = await p.create(
+      webhookRule({ channel_config: { url: 'https://h.example.com', secret: 'whsec_mysecretvalue0000wxyz' } }),
+    );
     expect(res.status).toBe(201);
     expect(res.body.channel_config.secret).toBe('whsec_…wxyz');
     expect(res.body.channel_config.secret).toMatch(MASKED_SECRET);
@@ -193,16 +302,33 @@ describe('secrets', () => {
 
   it('keeps the secret when a PATCH sends a new url without one, or sends back the masked value', async () => {
     const p = await alertProject(app);
-    const created = await p.rule({ channel_config: { url: 'https://a.example.com', secret: 'whsec_keepthissecret9876' } });
+    const created = await p.rule({
+      channel_config: { url: 'https://a.example.com', secret: 'whsec_keepthissecret9876' },
+    });
     const stored = async () =>
-      (await app.stores.pg.query<{ channel_config: { secret: string; url: string } }>('SELECT channel_config FROM alert_rules WHERE id = $1', [created.id]))[0].channel_config;
+      (
+        await app.stores.pg.query<{ channel_config: { secret: string; url: string } }>(
+          'SELECT channel_config FROM alert_rules WHERE id = $1',
+          [created.id],
+        )
+      )[0].channel_config;
     const first = await p.patch(created.id, { channel_config: { url: 'https://b.example.com' } });
     expect(first.status).toBe(200);
-    expect(first.body.channel_config).toEqual({ url: 'https://b.example.com', secret: 'whsec_…9876', send_resolved: true });
+    expect(first.body.channel_config).toEqual({
+      url: 'https://b.example.com',
+      secret: 'whsec_…9876',
+      send_resolved: true,
+    });
     expect((await stored()).secret).toBe('whsec_keepthissecret9876');
-    const second = await p.patch(created.id, { channel_config: { url: 'https://c.example.com', secret: 'whsec_…9876', send_resolved: false } });
+    const second = await p.patch(created.id, {
+      channel_config: { url: 'https://c.example.com', secret: 'whsec_…9876', send_resolved: false },
+    });
     expect(second.status).toBe(200);
-    expect(await stored()).toEqual({ url: 'https://c.example.com', secret: 'whsec_keepthissecret9876', send_resolved: false });
+    expect(await stored()).toEqual({
+      url: 'https://c.example.com',
+      secret: 'whsec_keepthissecret9876',
+      send_resolved: false,
+    });
   });
 
   it('masks the Slack webhook URL and keeps it when the masked value is sent back', async () => {
@@ -212,13 +338,19 @@ describe('secrets', () => {
     expect(created.channel_config).toEqual({ webhook_url: 'https:…ZZZZ', send_resolved: true });
     const patched = await p.patch(created.id, { channel_config: { webhook_url: 'https:…ZZZZ', send_resolved: false } });
     expect(patched.status).toBe(200);
-    const [row] = await app.stores.pg.query<{ channel_config: unknown }>('SELECT channel_config FROM alert_rules WHERE id = $1', [created.id]);
+    const [row] = await app.stores.pg.query<{ channel_config: unknown }>(
+      'SELECT channel_config FROM alert_rules WHERE id = $1',
+      [created.id],
+    );
     expect(row.channel_config).toEqual({ webhook_url: url, send_resolved: false });
   });
 
   it('generates a secret (shown in that PATCH response only) when a slack rule becomes a webhook rule', async () => {
     const p = await alertProject(app);
-    const created = await p.rule({ channel: 'slack', channel_config: { webhook_url: 'https://hooks.slack.com/services/x/y/z' } });
+    const created = await p.rule({
+      channel: 'slack',
+      channel_config: { webhook_url: 'https://hooks.slack.com/services/x/y/z' },
+    });
     expectFieldError(await p.patch(created.id, { channel: 'webhook' }), 'channel_config');
     const res = await p.patch(created.id, { channel: 'webhook', channel_config: { url: 'https://h.example.com' } });
     expect(res.status).toBe(200);
@@ -238,7 +370,12 @@ describe('read, update, delete', () => {
     expect(list.body.map((rule: { id: string }) => rule.id)).toEqual([first.id, second.id]);
     const one = await p.get(first.id);
     expect(one.status).toBe(200);
-    expect(one.body).toEqual({ ...first, channel_config: one.body.channel_config, state: 'inactive', last_error: null });
+    expect(one.body).toEqual({
+      ...first,
+      channel_config: one.body.channel_config,
+      state: 'inactive',
+      last_error: null,
+    });
   });
 
   it('an empty project lists []', async () => {
@@ -249,11 +386,26 @@ describe('read, update, delete', () => {
   it('PATCH replaces the fields sent and keeps the others', async () => {
     const p = await alertProject(app);
     const created = await p.rule({ name: 'before', threshold: 5, agent_name: 'planner' });
-    const res = await p.patch(created.id, { name: 'after', severity: 'critical', agent_name: null, cooldown_seconds: 60, for_seconds: 120 });
+    const res = await p.patch(created.id, {
+      name: 'after',
+      severity: 'critical',
+      agent_name: null,
+      cooldown_seconds: 60,
+      for_seconds: 120,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
-      id: created.id, project_id: p.project.id, created_at: created.created_at, name: 'after', severity: 'critical',
-      agent_name: null, cooldown_seconds: 60, for_seconds: 120, threshold: 5, signal: 'total_runs', comparator: 'gt',
+      id: created.id,
+      project_id: p.project.id,
+      created_at: created.created_at,
+      name: 'after',
+      severity: 'critical',
+      agent_name: null,
+      cooldown_seconds: 60,
+      for_seconds: 120,
+      threshold: 5,
+      signal: 'total_runs',
+      comparator: 'gt',
     });
     expect((await p.get(created.id)).body).toMatchObject({ name: 'after', agent_name: null });
   });
@@ -268,7 +420,11 @@ describe('read, update, delete', () => {
     expectError(await p.patch(created.id, { id: randomUUID() }), 400, 'validation_failed');
     expectError(await p.patch(created.id, { project_id: randomUUID() }), 400, 'validation_failed');
     expectError(await p.patch(created.id, { created_at: '2026-01-01T00:00:00Z' }), 400, 'validation_failed');
-    expect((await p.get(created.id)).body).toMatchObject({ threshold: 0.2, signal: 'failure_rate', window_seconds: 300 });
+    expect((await p.get(created.id)).body).toMatchObject({
+      threshold: 0.2,
+      signal: 'failure_rate',
+      window_seconds: 300,
+    });
   });
 
   it('PATCH of the signal brings its default comparator and threshold; of the class, its window defaults', async () => {
@@ -279,9 +435,22 @@ describe('read, update, delete', () => {
     expectFieldError(await p.patch(created.id, { signal: 'avg_tokens' }), 'threshold');
     const perRun = await p.patch(created.id, { class: 'per_run', signal: 'run_tokens', threshold: 1000 });
     expect(perRun.status).toBe(200);
-    expect(perRun.body).toMatchObject({ class: 'per_run', window_seconds: 0, for_seconds: 0, keep_firing_for_seconds: 0, min_requests: 0, comparator: 'gt' });
+    expect(perRun.body).toMatchObject({
+      class: 'per_run',
+      window_seconds: 0,
+      for_seconds: 0,
+      keep_firing_for_seconds: 0,
+      min_requests: 0,
+      comparator: 'gt',
+    });
     const back = await p.patch(created.id, { class: 'aggregate', signal: 'loop_rate' });
-    expect(back.body).toMatchObject({ class: 'aggregate', window_seconds: 300, min_requests: 10, comparator: 'gt', threshold: 0.05 });
+    expect(back.body).toMatchObject({
+      class: 'aggregate',
+      window_seconds: 300,
+      min_requests: 10,
+      comparator: 'gt',
+      threshold: 0.05,
+    });
   });
 
   it('DELETE answers 204, then the rule is gone', async () => {
@@ -303,7 +472,14 @@ describe('read, update, delete', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual([]);
     expect((await p.events(created.id, { limit: 1000, offset: 5 })).status).toBe(200);
-    for (const query of [{ limit: 0 }, { limit: 1001 }, { limit: 'many' }, { offset: -1 }, { offset: 1.5 }, { page: 2 }]) {
+    for (const query of [
+      { limit: 0 },
+      { limit: 1001 },
+      { limit: 'many' },
+      { offset: -1 },
+      { offset: 1.5 },
+      { page: 2 },
+    ]) {
       expectError(await p.events(created.id, query), 400, 'validation_failed');
     }
   });
@@ -311,7 +487,11 @@ describe('read, update, delete', () => {
   it('400 invalid_id for path parameters that are not UUIDs; 404 for a rule that does not exist', async () => {
     const p = await alertProject(app);
     expectError(await p.get('not-a-uuid'), 400, 'invalid_id');
-    expectError(await app.http.get(`/admin/orgs/${p.org.id}/projects/nope/alert-rules`).set(bearer(p.admin.token)), 400, 'invalid_id');
+    expectError(
+      await app.http.get(`/admin/orgs/${p.org.id}/projects/nope/alert-rules`).set(bearer(p.admin.token)),
+      400,
+      'invalid_id',
+    );
     expectError(await p.get(randomUUID()), 404, 'not_found');
   });
 });
@@ -325,17 +505,20 @@ describe('who may do what', () => {
   });
   const draft = { signal: 'total_runs', comparator: 'lt' };
 
-  it.each(['viewer', 'member'] as const)('a %s reads, lists, reads events and previews, but cannot write (403)', async (role) => {
-    const { token } = await p.member(role);
-    expect((await p.list(token)).status).toBe(200);
-    expect((await p.get(ruleId, token)).status).toBe(200);
-    expect((await p.events(ruleId, {}, token)).status).toBe(200);
-    expect((await p.preview(draft, token)).status).toBe(200);
-    expectError(await p.create(webhookRule(), token), 403, 'forbidden');
-    expectError(await p.patch(ruleId, { name: 'x' }, token), 403, 'forbidden');
-    expectError(await p.remove(ruleId, token), 403, 'forbidden');
-    expect((await p.get(ruleId)).body.channel_config.secret).toMatch(MASKED_SECRET);
-  });
+  it.each(['viewer', 'member'] as const)(
+    'a %s reads, lists, reads events and previews, but cannot write (403)',
+    async (role) => {
+      const { token } = await p.member(role);
+      expect((await p.list(token)).status).toBe(200);
+      expect((await p.get(ruleId, token)).status).toBe(200);
+      expect((await p.events(ruleId, {}, token)).status).toBe(200);
+      expect((await p.preview(draft, token)).status).toBe(200);
+      expectError(await p.create(webhookRule(), token), 403, 'forbidden');
+      expectError(await p.patch(ruleId, { name: 'x' }, token), 403, 'forbidden');
+      expectError(await p.remove(ruleId, token), 403, 'forbidden');
+      expect((await p.get(ruleId)).body.channel_config.secret).toMatch(MASKED_SECRET);
+    },
+  );
 
   it('another admin of the organization may write', async () => {
     const { token } = await p.member('admin');
@@ -404,17 +587,29 @@ describe('WEBHOOK_DENY_PRIVATE', () => {
     ['IPv6 unique local', 'http://[fd00::1]/hook'],
   ])('refuses a %s URL at creation (400)', async (_label, url) => {
     const p = await alertProject(app);
-    const res = await strict.post(p.base).set(bearer(p.admin.token)).send(webhookRule({ channel_config: { url } }));
+    const res = await strict
+      .post(p.base)
+      .set(bearer(p.admin.token))
+      .send(webhookRule({ channel_config: { url } }));
     expectFieldError(res, 'channel_config.url');
   });
 
   it('refuses a private Slack URL, and a PATCH to a private URL', async () => {
     const p = await alertProject(app);
-    const slack = await strict.post(p.base).set(bearer(p.admin.token)).send(webhookRule({ channel: 'slack', channel_config: { webhook_url: 'http://10.0.0.8/slack' } }));
+    const slack = await strict
+      .post(p.base)
+      .set(bearer(p.admin.token))
+      .send(webhookRule({ channel: 'slack', channel_config: { webhook_url: 'http://10.0.0.8/slack' } }));
     expectFieldError(slack, 'channel_config.webhook_url');
-    const created = await strict.post(p.base).set(bearer(p.admin.token)).send(webhookRule({ channel_config: { url: 'https://93.184.215.14/hook' } }));
+    const created = await strict
+      .post(p.base)
+      .set(bearer(p.admin.token))
+      .send(webhookRule({ channel_config: { url: 'https://93.184.215.14/hook' } }));
     expect(created.status).toBe(201);
-    const patched = await strict.patch(`${p.base}/${created.body.id}`).set(bearer(p.admin.token)).send({ channel_config: { url: 'http://127.0.0.1/x' } });
+    const patched = await strict
+      .patch(`${p.base}/${created.body.id}`)
+      .set(bearer(p.admin.token))
+      .send({ channel_config: { url: 'http://127.0.0.1/x' } });
     expectFieldError(patched, 'channel_config.url');
   });
 

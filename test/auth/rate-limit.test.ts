@@ -21,7 +21,9 @@ afterAll(() => app.close());
 
 let addressCounter = 0;
 /** A client address no other test uses. */
-const newClient = () => ({ 'X-Forwarded-For': `10.1.${Math.floor(addressCounter / 250)}.${(addressCounter++ % 250) + 1}` });
+const newClient = () => ({
+  'X-Forwarded-For': `10.1.${Math.floor(addressCounter / 250)}.${(addressCounter++ % 250) + 1}`,
+});
 
 function expectRateLimited(res: Response, retryAfter: number) {
   expectError(res, 429, 'rate_limited');
@@ -30,7 +32,12 @@ function expectRateLimited(res: Response, retryAfter: number) {
 
 /** Registers a user from its own client address, so that the registration uses no test's budget. */
 const registerQuietly = (email = uniqueEmail()) =>
-  app.http.post('/auth/register').set(newClient()).send({ email, password: PASSWORD }).expect(201).then((res) => res.body);
+  app.http
+    .post('/auth/register')
+    .set(newClient())
+    .send({ email, password: PASSWORD })
+    .expect(201)
+    .then((res) => res.body);
 
 describe(`register and login: ${PER_MINUTE} per minute per client address`, () => {
   it('the 4th call in a minute → 429 with Retry-After; register and login share the budget', async () => {
@@ -40,17 +47,27 @@ describe(`register and login: ${PER_MINUTE} per minute per client address`, () =
     await app.http.post('/auth/login').set(client).send({ email, password: PASSWORD }).expect(200);
     await app.http.post('/auth/login').set(client).send({ email, password: PASSWORD }).expect(200);
     expectRateLimited(await app.http.post('/auth/login').set(client).send({ email, password: PASSWORD }), 60);
-    expectRateLimited(await app.http.post('/auth/register').set(client).send({ email: uniqueEmail(), password: PASSWORD }), 60);
+    expectRateLimited(
+      await app.http.post('/auth/register').set(client).send({ email: uniqueEmail(), password: PASSWORD }),
+      60,
+    );
   });
 
   it('Retry-After counts down with time, and the next minute the client may call again', async () => {
     const client = newClient();
     const { user } = await registerQuietly();
-    for (let i = 0; i < PER_MINUTE; i += 1) await app.http.post('/auth/login').set(client).send({ email: user.email, password: PASSWORD }).expect(200);
+    for (let i = 0; i < PER_MINUTE; i += 1)
+      await app.http.post('/auth/login').set(client).send({ email: user.email, password: PASSWORD }).expect(200);
     app.clock.advance(45);
-    expectRateLimited(await app.http.post('/auth/login').set(client).send({ email: user.email, password: PASSWORD }), 15);
+    expectRateLimited(
+      await app.http.post('/auth/login').set(client).send({ email: user.email, password: PASSWORD }),
+      15,
+    );
     app.clock.advance(14);
-    expectRateLimited(await app.http.post('/auth/login').set(client).send({ email: user.email, password: PASSWORD }), 1);
+    expectRateLimited(
+      await app.http.post('/auth/login').set(client).send({ email: user.email, password: PASSWORD }),
+      1,
+    );
     app.clock.advance(1);
     await app.http.post('/auth/login').set(client).send({ email: user.email, password: PASSWORD }).expect(200);
   });
@@ -60,20 +77,33 @@ describe(`register and login: ${PER_MINUTE} per minute per client address`, () =
     await app.http.post('/auth/login').set(client).send({ email: 'not-an-address' }).expect(400);
     await app.http.post('/auth/login').set(client).set('Content-Type', 'application/json').send('{').expect(400);
     await app.http.post('/auth/register').set(client).send({}).expect(400);
-    expectRateLimited(await app.http.post('/auth/register').set(client).send({ email: uniqueEmail(), password: PASSWORD }), 60);
+    expectRateLimited(
+      await app.http.post('/auth/register').set(client).send({ email: uniqueEmail(), password: PASSWORD }),
+      60,
+    );
   });
 
   it('other client addresses are not limited by one client using up its budget', async () => {
     const busy = newClient();
     for (let i = 0; i < PER_MINUTE; i += 1) await app.http.post('/auth/login').set(busy).send({}).expect(400);
     expectRateLimited(await app.http.post('/auth/login').set(busy).send({}), 60);
-    await app.http.post('/auth/register').set(newClient()).send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+    await app.http
+      .post('/auth/register')
+      .set(newClient())
+      .send({ email: uniqueEmail(), password: PASSWORD })
+      .expect(201);
   });
 
   it('does not limit the other routes', async () => {
     const client = newClient();
-    const { token } = await app.http.post('/auth/register').set(client).send({ email: uniqueEmail(), password: PASSWORD }).expect(201).then((res) => res.body);
-    for (let i = 0; i < PER_MINUTE + 2; i += 1) await app.http.get('/auth/me').set(client).set('Authorization', `Bearer ${token}`).expect(200);
+    const { token } = await app.http
+      .post('/auth/register')
+      .set(client)
+      .send({ email: uniqueEmail(), password: PASSWORD })
+      .expect(201)
+      .then((res) => res.body);
+    for (let i = 0; i < PER_MINUTE + 2; i += 1)
+      await app.http.get('/auth/me').set(client).set('Authorization', `Bearer ${token}`).expect(200);
   });
 });
 
@@ -81,47 +111,89 @@ describe(`failed logins: ${FAILURES_PER_EMAIL} per e-mail per 15 minutes`, () =>
   it(`after ${FAILURES_PER_EMAIL} failures the e-mail gets 429 even with the right password, from any address`, async () => {
     const { user } = await registerQuietly();
     for (let i = 0; i < FAILURES_PER_EMAIL; i += 1) {
-      const res = await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: 'wrong password' });
+      const res = await app.http
+        .post('/auth/login')
+        .set(newClient())
+        .send({ email: user.email, password: 'wrong password' });
       expect(res.status).toBe(401);
     }
-    expectRateLimited(await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }), 15 * 60);
+    expectRateLimited(
+      await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }),
+      15 * 60,
+    );
   });
 
   it('the block ends 15 minutes after the first failure', async () => {
     const { user } = await registerQuietly();
-    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1) await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: 'nope nope' }).expect(401);
+    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1)
+      await app.http
+        .post('/auth/login')
+        .set(newClient())
+        .send({ email: user.email, password: 'nope nope' })
+        .expect(401);
     app.clock.advance(10 * 60);
-    expectRateLimited(await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }), 5 * 60);
+    expectRateLimited(
+      await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }),
+      5 * 60,
+    );
     app.clock.advance(5 * 60);
     await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }).expect(200);
   });
 
   it('counts per normalized e-mail: failures in other case and with whitespace count for the address', async () => {
     const { user } = await registerQuietly();
-    await app.http.post('/auth/login').set(newClient()).send({ email: user.email.toUpperCase(), password: 'wrong password' }).expect(401);
-    await app.http.post('/auth/login').set(newClient()).send({ email: ` ${user.email} `, password: 'wrong password' }).expect(401);
-    expect((await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD })).status).toBe(429);
+    await app.http
+      .post('/auth/login')
+      .set(newClient())
+      .send({ email: user.email.toUpperCase(), password: 'wrong password' })
+      .expect(401);
+    await app.http
+      .post('/auth/login')
+      .set(newClient())
+      .send({ email: ` ${user.email} `, password: 'wrong password' })
+      .expect(401);
+    expect(
+      (await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD })).status,
+    ).toBe(429);
   });
 
   it('a successful login does not reset the failure count', async () => {
     const { user } = await registerQuietly();
-    await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: 'wrong password' }).expect(401);
+    await app.http
+      .post('/auth/login')
+      .set(newClient())
+      .send({ email: user.email, password: 'wrong password' })
+      .expect(401);
     await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }).expect(200);
-    await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: 'wrong password' }).expect(401);
-    expect((await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD })).status).toBe(429);
+    await app.http
+      .post('/auth/login')
+      .set(newClient())
+      .send({ email: user.email, password: 'wrong password' })
+      .expect(401);
+    expect(
+      (await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD })).status,
+    ).toBe(429);
   });
 
   it('limits unknown e-mails the same way, and leaves other e-mails alone', async () => {
     const unknown = uniqueEmail('ghost');
-    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1) await app.http.post('/auth/login').set(newClient()).send({ email: unknown, password: PASSWORD }).expect(401);
-    expect((await app.http.post('/auth/login').set(newClient()).send({ email: unknown, password: PASSWORD })).status).toBe(429);
+    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1)
+      await app.http.post('/auth/login').set(newClient()).send({ email: unknown, password: PASSWORD }).expect(401);
+    expect(
+      (await app.http.post('/auth/login').set(newClient()).send({ email: unknown, password: PASSWORD })).status,
+    ).toBe(429);
     const { user } = await registerQuietly();
     await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }).expect(200);
   });
 
   it('does not block the existing sessions of the address', async () => {
     const { user, token } = await registerQuietly();
-    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1) await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: 'wrong password' }).expect(401);
+    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1)
+      await app.http
+        .post('/auth/login')
+        .set(newClient())
+        .send({ email: user.email, password: 'wrong password' })
+        .expect(401);
     await app.http.get('/auth/me').set('Authorization', `Bearer ${token}`).expect(200);
   });
 });

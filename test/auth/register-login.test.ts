@@ -7,7 +7,9 @@ import { bearer, registerUser, uniqueEmail } from '../support/fixtures';
 
 let app: TestApp;
 // The service's default rate limit (an empty value counts as unset), which the last describe checks.
-beforeAll(async () => { app = await startTestApp({ AUTH_RATE_LIMIT_PER_MINUTE: '' }); });
+beforeAll(async () => {
+  app = await startTestApp({ AUTH_RATE_LIMIT_PER_MINUTE: '' });
+});
 afterAll(() => app.close());
 // This file calls register/login more often than AUTH_RATE_LIMIT_PER_MINUTE allows in one minute (the limit has
 // its own tests); the service's clock stands still, so each test moves it on to a fresh rate-limit minute.
@@ -17,22 +19,29 @@ const PASSWORD = 'correct horse battery';
 
 /** The session cookie of a response, parsed: its value and its attributes (lower-cased names). */
 function sessionCookie(res: Response) {
-  const header = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((cookie) => cookie.startsWith('runwatch_session='));
+  const header = ([] as string[])
+    .concat(res.headers['set-cookie'] ?? [])
+    .find((cookie) => cookie.startsWith('runwatch_session='));
   if (!header) return undefined;
   const [pair, ...attributes] = header.split(';').map((part) => part.trim());
   return {
     value: decodeURIComponent(pair.slice('runwatch_session='.length)),
-    attributes: Object.fromEntries(attributes.map((attribute) => {
-      const [name, ...rest] = attribute.split('=');
-      return [name.toLowerCase(), rest.join('=') || true];
-    })) as Record<string, string | true>,
+    attributes: Object.fromEntries(
+      attributes.map((attribute) => {
+        const [name, ...rest] = attribute.split('=');
+        return [name.toLowerCase(), rest.join('=') || true];
+      }),
+    ) as Record<string, string | true>,
   };
 }
 
 describe('POST /auth/register', () => {
   it('→ 201 Auth result: the user, their first organization, a session token and its expiry', async () => {
     const email = uniqueEmail('ada');
-    const res = await app.http.post('/auth/register').send({ email, password: PASSWORD, name: 'Ada Lovelace' }).expect(201);
+    const res = await app.http
+      .post('/auth/register')
+      .send({ email, password: PASSWORD, name: 'Ada Lovelace' })
+      .expect(201);
     expect(Object.keys(res.body).sort()).toEqual(['expires_at', 'organizations', 'token', 'user']);
     expect(res.body.user).toEqual({
       id: expect.stringMatching(UUID),
@@ -42,10 +51,19 @@ describe('POST /auth/register', () => {
       verified_at: null,
       created_at: expect.stringMatching(TIMESTAMP),
     });
-    expect(res.body.organizations).toEqual([{ id: expect.stringMatching(UUID), name: "Ada Lovelace's organization", created_at: expect.stringMatching(TIMESTAMP) }]);
+    expect(res.body.organizations).toEqual([
+      {
+        id: expect.stringMatching(UUID),
+        name: "Ada Lovelace's organization",
+        created_at: expect.stringMatching(TIMESTAMP),
+      },
+    ]);
     // An HS256 JWT, valid for SESSION_TTL_SECONDS (12 h by default) from the service's now.
     expect(res.body.token.split('.')).toHaveLength(3);
-    expect(JSON.parse(Buffer.from(res.body.token.split('.')[0], 'base64url').toString())).toMatchObject({ alg: 'HS256', typ: 'JWT' });
+    expect(JSON.parse(Buffer.from(res.body.token.split('.')[0], 'base64url').toString())).toMatchObject({
+      alg: 'HS256',
+      typ: 'JWT',
+    });
     expect(res.body.expires_at).toMatch(TIMESTAMP);
     expect(new Date(res.body.expires_at).getTime()).toBe(app.clock.now().getTime() + 12 * 3600 * 1000);
   });
@@ -53,7 +71,15 @@ describe('POST /auth/register', () => {
   it('makes the user admin of the new organization', async () => {
     const { token, user, org } = await registerUser(app);
     const members = await app.http.get(`/admin/orgs/${org.id}/members`).set(bearer(token)).expect(200);
-    expect(members.body).toEqual([{ user_id: user.id, email: user.email, name: user.name, role: 'admin', created_at: expect.stringMatching(TIMESTAMP) }]);
+    expect(members.body).toEqual([
+      {
+        user_id: user.id,
+        email: user.email,
+        name: user.name,
+        role: 'admin',
+        created_at: expect.stringMatching(TIMESTAMP),
+      },
+    ]);
   });
 
   it('sets the token as an HttpOnly, SameSite=Lax cookie runwatch_session (not Secure over plain HTTP)', async () => {
@@ -64,19 +90,27 @@ describe('POST /auth/register', () => {
     expect(cookie?.attributes.samesite).toBe('Lax');
     expect(cookie?.attributes.path).toBe('/');
     expect(cookie?.attributes.secure).toBeUndefined();
-    expect(new Date(String(cookie?.attributes.expires)).getTime()).toBe(Math.floor(new Date(res.body.expires_at).getTime() / 1000) * 1000);
+    expect(new Date(String(cookie?.attributes.expires)).getTime()).toBe(
+      Math.floor(new Date(res.body.expires_at).getTime() / 1000) * 1000,
+    );
   });
 
   it('trims and lower-cases the e-mail, and names the user after its local part when no name is sent', async () => {
     const local = `Grace.Hopper-${randomUUID().slice(0, 8)}`;
-    const res = await app.http.post('/auth/register').send({ email: `  ${local}@Example.COM `, password: PASSWORD }).expect(201);
+    const res = await app.http
+      .post('/auth/register')
+      .send({ email: `  ${local}@Example.COM `, password: PASSWORD })
+      .expect(201);
     expect(res.body.user.email).toBe(`${local.toLowerCase()}@example.com`);
     expect(res.body.user.name).toBe(local.toLowerCase());
     expect(res.body.organizations[0].name).toBe(`${local.toLowerCase()}'s organization`);
   });
 
   it('trims the name', async () => {
-    const res = await app.http.post('/auth/register').send({ email: uniqueEmail(), password: PASSWORD, name: '  Alan  ' }).expect(201);
+    const res = await app.http
+      .post('/auth/register')
+      .send({ email: uniqueEmail(), password: PASSWORD, name: '  Alan  ' })
+      .expect(201);
     expect(res.body.user.name).toBe('Alan');
   });
 
@@ -90,7 +124,10 @@ describe('POST /auth/register', () => {
 
   it('accepts passwords of 8 and of 256 characters, of any composition', async () => {
     await app.http.post('/auth/register').send({ email: uniqueEmail(), password: 'aaaaaaaa' }).expect(201);
-    await app.http.post('/auth/register').send({ email: uniqueEmail(), password: 'ü'.repeat(256) }).expect(201);
+    await app.http
+      .post('/auth/register')
+      .send({ email: uniqueEmail(), password: 'ü'.repeat(256) })
+      .expect(201);
   });
 
   describe('duplicate e-mail → 409 conflict', () => {
@@ -103,7 +140,9 @@ describe('POST /auth/register', () => {
     it('the same address in other case and with whitespace', async () => {
       const email = uniqueEmail('case');
       await app.http.post('/auth/register').send({ email, password: PASSWORD }).expect(201);
-      const res = await app.http.post('/auth/register').send({ email: `\t${email.toUpperCase()}  `, password: PASSWORD });
+      const res = await app.http
+        .post('/auth/register')
+        .send({ email: `\t${email.toUpperCase()}  `, password: PASSWORD });
       expectError(res, 409, 'conflict');
     });
 
@@ -113,7 +152,9 @@ describe('POST /auth/register', () => {
       await app.http.post('/auth/register').send({ email, password: PASSWORD }).expect(201);
       await app.http.post('/auth/register').send({ email, password: PASSWORD, name: refusedName }).expect(409);
       expect(await app.stores.pg.query('SELECT id FROM users WHERE email = $1', [email])).toHaveLength(1);
-      expect(await app.stores.pg.query('SELECT id FROM organizations WHERE name = $1', [`${refusedName}'s organization`])).toEqual([]);
+      expect(
+        await app.stores.pg.query('SELECT id FROM organizations WHERE name = $1', [`${refusedName}'s organization`]),
+      ).toEqual([]);
     });
   });
 
@@ -123,7 +164,11 @@ describe('POST /auth/register', () => {
       ['no password', { email: 'x@example.com' }, ['password']],
       ['an empty body', {}, ['email', 'password']],
       ['an invalid e-mail', { email: 'not-an-address', password: PASSWORD }, ['email']],
-      ['an e-mail over 254 characters', { email: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`, password: PASSWORD }, ['email']],
+      [
+        'an e-mail over 254 characters',
+        { email: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.com`, password: PASSWORD },
+        ['email'],
+      ],
       ['an e-mail that is a number', { email: 42, password: PASSWORD }, ['email']],
       ['a password of 7 characters', { email: 'x@example.com', password: '1234567' }, ['password']],
       ['a password of 257 characters', { email: 'x@example.com', password: 'p'.repeat(257) }, ['password']],
@@ -139,13 +184,25 @@ describe('POST /auth/register', () => {
     });
 
     it('a body that is an array', async () => {
-      expectError(await app.http.post('/auth/register').send([{ email: 'x@example.com', password: PASSWORD }]), 400, 'validation_failed');
+      expectError(
+        await app.http.post('/auth/register').send([{ email: 'x@example.com', password: PASSWORD }]),
+        400,
+        'validation_failed',
+      );
     });
   });
 
   it('malformed JSON → 400 malformed_json; a form body → 415', async () => {
-    expectError(await app.http.post('/auth/register').set('Content-Type', 'application/json').send('{"email":'), 400, 'malformed_json');
-    expectError(await app.http.post('/auth/register').type('form').send({ email: 'x@example.com', password: PASSWORD }), 415, 'unsupported_media_type');
+    expectError(
+      await app.http.post('/auth/register').set('Content-Type', 'application/json').send('{"email":'),
+      400,
+      'malformed_json',
+    );
+    expectError(
+      await app.http.post('/auth/register').type('form').send({ email: 'x@example.com', password: PASSWORD }),
+      415,
+      'unsupported_media_type',
+    );
   });
 });
 
@@ -177,12 +234,16 @@ describe('POST /auth/login', () => {
   });
 
   it('normalizes the e-mail as at registration', async () => {
-    await app.http.post('/auth/login').send({ email: `  ${email.toUpperCase()} `, password: PASSWORD }).expect(200);
+    await app.http
+      .post('/auth/login')
+      .send({ email: `  ${email.toUpperCase()} `, password: PASSWORD })
+      .expect(200);
   });
 
   it('lists every organization of the user, ordered by created_at then id', async () => {
     const created = [];
-    for (const name of ['Zeta', 'Alpha']) created.push((await app.http.post('/admin/orgs').set(bearer(registered.token)).send({ name }).expect(201)).body);
+    for (const name of ['Zeta', 'Alpha'])
+      created.push((await app.http.post('/admin/orgs').set(bearer(registered.token)).send({ name }).expect(201)).body);
     const res = await app.http.post('/auth/login').send({ email, password: PASSWORD }).expect(200);
     expect(res.body.organizations).toEqual([registered.org, ...created]);
   });
@@ -208,15 +269,30 @@ describe('POST /auth/login', () => {
       }
       return times.sort((a, b) => a - b)[1];
     };
-    const wrongPassword = await median(() => app.http.post('/auth/login').send({ email, password: 'not the password' }).expect(401));
-    const unknownEmail = await median(() => app.http.post('/auth/login').send({ email: uniqueEmail('nobody'), password: PASSWORD }).expect(401));
+    const wrongPassword = await median(() =>
+      app.http.post('/auth/login').send({ email, password: 'not the password' }).expect(401),
+    );
+    const unknownEmail = await median(() =>
+      app.http
+        .post('/auth/login')
+        .send({ email: uniqueEmail('nobody'), password: PASSWORD })
+        .expect(401),
+    );
     // Without the dummy hash an unknown e-mail would answer in a fraction of a millisecond of work, not tens.
     expect(unknownEmail).toBeGreaterThan(wrongPassword * 0.4);
   });
 
   it('a password that is a prefix or differs only in case → 401', async () => {
-    expectError(await app.http.post('/auth/login').send({ email, password: PASSWORD.slice(0, -1) }), 401, 'unauthenticated');
-    expectError(await app.http.post('/auth/login').send({ email, password: PASSWORD.toUpperCase() }), 401, 'unauthenticated');
+    expectError(
+      await app.http.post('/auth/login').send({ email, password: PASSWORD.slice(0, -1) }),
+      401,
+      'unauthenticated',
+    );
+    expectError(
+      await app.http.post('/auth/login').send({ email, password: PASSWORD.toUpperCase() }),
+      401,
+      'unauthenticated',
+    );
   });
 
   it.each([
@@ -232,17 +308,32 @@ describe('POST /auth/login', () => {
   });
 
   it('malformed JSON → 400 malformed_json; text → 415', async () => {
-    expectError(await app.http.post('/auth/login').set('Content-Type', 'application/json').send('{'), 400, 'malformed_json');
-    expectError(await app.http.post('/auth/login').set('Content-Type', 'text/plain').send(`${email} ${PASSWORD}`), 415, 'unsupported_media_type');
+    expectError(
+      await app.http.post('/auth/login').set('Content-Type', 'application/json').send('{'),
+      400,
+      'malformed_json',
+    );
+    expectError(
+      await app.http.post('/auth/login').set('Content-Type', 'text/plain').send(`${email} ${PASSWORD}`),
+      415,
+      'unsupported_media_type',
+    );
   });
 });
 
 describe('rate limit at the default settings (30 per minute per client address)', () => {
   it('the 31st register/login call of a minute → 429; X-Forwarded-For is ignored without TRUST_PROXY', async () => {
     for (let i = 0; i < 30; i += 1) {
-      await app.http.post(i % 2 ? '/auth/login' : '/auth/register').set('X-Forwarded-For', `10.0.0.${i + 1}`).send({}).expect(400);
+      await app.http
+        .post(i % 2 ? '/auth/login' : '/auth/register')
+        .set('X-Forwarded-For', `10.0.0.${i + 1}`)
+        .send({})
+        .expect(400);
     }
-    const res = await app.http.post('/auth/login').set('X-Forwarded-For', '10.0.0.99').send({ email: uniqueEmail(), password: PASSWORD });
+    const res = await app.http
+      .post('/auth/login')
+      .set('X-Forwarded-For', '10.0.0.99')
+      .send({ email: uniqueEmail(), password: PASSWORD });
     expectError(res, 429, 'rate_limited');
     expect(res.headers['retry-after']).toBe('60');
   });

@@ -6,7 +6,9 @@ import { expectError } from '../support/assertions';
 import { bearer, registerUser, uniqueEmail } from '../support/fixtures';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(); });
+beforeAll(async () => {
+  app = await startTestApp();
+});
 afterAll(() => app.close());
 // This file registers more users than AUTH_RATE_LIMIT_PER_MINUTE allows in one minute (the limit has its own
 // tests); the service's clock stands still, so each test moves it on to a fresh rate-limit minute.
@@ -36,7 +38,11 @@ describe('GET /auth/me', () => {
   it('lists the organizations the user joined later too, ordered by created_at then id', async () => {
     const owner = await registerUser(app);
     const joiner = await registerUser(app);
-    await app.http.post(`/admin/orgs/${owner.org.id}/members`).set(bearer(owner.token)).send({ email: joiner.user.email, role: 'viewer' }).expect(201);
+    await app.http
+      .post(`/admin/orgs/${owner.org.id}/members`)
+      .set(bearer(owner.token))
+      .send({ email: joiner.user.email, role: 'viewer' })
+      .expect(201);
     const res = await me(bearer(joiner.token)).expect(200);
     // The owner's organization was created first, so it comes first although the joiner was added to it later.
     expect(res.body.organizations).toEqual([owner.org, joiner.org]);
@@ -63,7 +69,10 @@ describe('GET /auth/me', () => {
 
 describe('cookie authentication', () => {
   it('the runwatch_session cookie from the register response authenticates', async () => {
-    const res = await app.http.post('/auth/register').send({ email: uniqueEmail('cookie'), password: 'correct horse battery' }).expect(201);
+    const res = await app.http
+      .post('/auth/register')
+      .send({ email: uniqueEmail('cookie'), password: 'correct horse battery' })
+      .expect(201);
     const line = setCookieOf(res)!;
     expect(line).toMatch(/; HttpOnly/);
     expect(line).toMatch(/; SameSite=Lax/);
@@ -75,7 +84,10 @@ describe('cookie authentication', () => {
 
   it('works among other cookies, and on admin routes', async () => {
     const { token, org } = await registerUser(app);
-    await app.http.get(`/admin/orgs/${org.id}`).set('Cookie', `theme=dark; runwatch_session=${token}; other=1`).expect(200);
+    await app.http
+      .get(`/admin/orgs/${org.id}`)
+      .set('Cookie', `theme=dark; runwatch_session=${token}; other=1`)
+      .expect(200);
     await app.http.post('/admin/orgs').set(cookie(token)).send({ name: 'via cookie' }).expect(201);
   });
 
@@ -123,7 +135,10 @@ describe('POST /auth/logout', () => {
     const { token } = await registerUser(app);
     const { jti } = jwt.decode(token) as { jti: string };
     await app.http.post('/auth/logout').set(bearer(token)).expect(204);
-    const [session] = await app.stores.pg.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM sessions WHERE id = $1', [jti]);
+    const [session] = await app.stores.pg.query<{ revoked_at: Date | null }>(
+      'SELECT revoked_at FROM sessions WHERE id = $1',
+      [jti],
+    );
     expect(session.revoked_at).toBeInstanceOf(Date);
   });
 
@@ -156,7 +171,10 @@ describe('expiry', () => {
   });
 
   it('the token carries the expiry the response announced', async () => {
-    const res = await app.http.post('/auth/register').send({ email: uniqueEmail('exp'), password: 'correct horse battery' }).expect(201);
+    const res = await app.http
+      .post('/auth/register')
+      .send({ email: uniqueEmail('exp'), password: 'correct horse battery' })
+      .expect(201);
     const claims = jwt.decode(res.body.token) as { exp: number; sub: string; jti: string };
     expect(claims.exp).toBe(Math.floor(new Date(res.body.expires_at).getTime() / 1000));
     expect(claims.exp).toBe(Math.floor(app.clock.now().getTime() / 1000) + SESSION_TTL_SECONDS);
@@ -196,7 +214,10 @@ describe('tampered and foreign tokens → 401', () => {
   });
 
   it('the same claims signed with another secret', async () => {
-    const forged = jwt.sign(claims, 'some-other-secret-that-is-also-32-characters-or-more', { algorithm: 'HS256', noTimestamp: true });
+    const forged = jwt.sign(claims, 'some-other-secret-that-is-also-32-characters-or-more', {
+      algorithm: 'HS256',
+      noTimestamp: true,
+    });
     expectUnauthenticated(await me(bearer(forged)));
   });
 
@@ -206,18 +227,27 @@ describe('tampered and foreign tokens → 401', () => {
   });
 
   it('a well-signed token whose session (jti) was never issued', async () => {
-    const forged = jwt.sign({ ...claims, jti: '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a7b' }, app.config.jwtSecret!, { algorithm: 'HS256', noTimestamp: true });
+    const forged = jwt.sign({ ...claims, jti: '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a7b' }, app.config.jwtSecret!, {
+      algorithm: 'HS256',
+      noTimestamp: true,
+    });
     expectUnauthenticated(await me(bearer(forged)));
   });
 
   it('a well-signed token naming another user than its session belongs to', async () => {
     const other = await registerUser(app);
-    const forged = jwt.sign({ ...claims, sub: other.user.id }, app.config.jwtSecret!, { algorithm: 'HS256', noTimestamp: true });
+    const forged = jwt.sign({ ...claims, sub: other.user.id }, app.config.jwtSecret!, {
+      algorithm: 'HS256',
+      noTimestamp: true,
+    });
     expectUnauthenticated(await me(bearer(forged)));
   });
 
   it('a well-signed token with its expiry pushed past the session row', async () => {
-    const extended = jwt.sign({ ...claims, exp: claims.exp + 365 * 86400 }, app.config.jwtSecret!, { algorithm: 'HS256', noTimestamp: true });
+    const extended = jwt.sign({ ...claims, exp: claims.exp + 365 * 86400 }, app.config.jwtSecret!, {
+      algorithm: 'HS256',
+      noTimestamp: true,
+    });
     await me(bearer(extended)).expect(200); // the session row is still live
     app.clock.advance(SESSION_TTL_SECONDS + 60);
     expectUnauthenticated(await me(bearer(extended))); // the row's expiry decides, not the claim

@@ -18,7 +18,8 @@ const SCREENSHOTS = path.resolve(__dirname, '../../test-results/dashboard');
 const JS_BUDGET_GZIP_BYTES = 300 * 1024;
 const executable = chromiumPath();
 // CI installs Chromium (.ci/run): there, a missing browser fails the suite instead of skipping these tests.
-if (!executable && process.env.CI) throw new Error('Chromium is missing: apt-get install -y chromium, or set CHROMIUM_PATH');
+if (!executable && process.env.CI)
+  throw new Error('Chromium is missing: apt-get install -y chromium, or set CHROMIUM_PATH');
 const describeInBrowser = executable ? describe : describe.skip;
 
 describeInBrowser('the dashboard, in Chromium', () => {
@@ -36,22 +37,28 @@ describeInBrowser('the dashboard, in Chromium', () => {
     await buildDashboard();
     app = await startTestApp();
     server = await listen(app);
-    webhook = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk)).on('end', () => {
-        webhookCalls.push(JSON.parse(body));
-        res.end('ok');
-      });
-    }).listen(0, '127.0.0.1');
+    webhook = http
+      .createServer((req, res) => {
+        let body = '';
+        req
+          .on('data', (chunk) => (body += chunk))
+          .on('end', () => {
+            webhookCalls.push(JSON.parse(body));
+            res.end('ok');
+          });
+      })
+      .listen(0, '127.0.0.1');
     browser = await launchBrowser(executable!);
     page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
     page.on('console', (message) => message.type() === 'error' && consoleErrors.push(message.text()));
     page.on('pageerror', (error) => consoleErrors.push(error.message));
     page.on('request', (request) => {
-      if (!request.url().startsWith(server.url) && !request.url().startsWith('data:')) foreignRequests.push(request.url());
+      if (!request.url().startsWith(server.url) && !request.url().startsWith('data:'))
+        foreignRequests.push(request.url());
     });
     page.on('response', async (response) => {
-      if (response.url().endsWith('.js')) scripts.push({ url: response.url(), gzipBytes: gzipSync(await response.body()).length });
+      if (response.url().endsWith('.js'))
+        scripts.push({ url: response.url(), gzipBytes: gzipSync(await response.body()).length });
     });
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
   }, 60_000);
@@ -103,22 +110,56 @@ describeInBrowser('the dashboard, in Chromium', () => {
       input: `question ${i}`,
       output: `answer ${i}`,
       steps: [
-        { index: 0, type: 'llm', model: 'gpt-4o-mini', tokens: 300 + i, cost_usd: 0.001, duration_ms: 400, started_at: new Date(now - (i + 1) * 3 * 60_000 + 10).toISOString(), output: 'search' },
-        { index: 1, type: 'tool', tool_name: 'search', input: `{"q":${i}}`, output: 'found', duration_ms: 200, started_at: new Date(now - (i + 1) * 3 * 60_000 + 420).toISOString() },
+        {
+          index: 0,
+          type: 'llm',
+          model: 'gpt-4o-mini',
+          tokens: 300 + i,
+          cost_usd: 0.001,
+          duration_ms: 400,
+          started_at: new Date(now - (i + 1) * 3 * 60_000 + 10).toISOString(),
+          output: 'search',
+        },
+        {
+          index: 1,
+          type: 'tool',
+          tool_name: 'search',
+          input: `{"q":${i}}`,
+          output: 'found',
+          duration_ms: 200,
+          started_at: new Date(now - (i + 1) * 3 * 60_000 + 420).toISOString(),
+        },
       ],
     }));
     const looping = {
-      agent_name: 'support', timestamp: new Date(now - 90_000).toISOString(), finished_at: new Date(now - 60_000).toISOString(), status: 'completed',
-      input: 'where is my order?', output: 'gave up',
+      agent_name: 'support',
+      timestamp: new Date(now - 90_000).toISOString(),
+      finished_at: new Date(now - 60_000).toISOString(),
+      status: 'completed',
+      input: 'where is my order?',
+      output: 'gave up',
       steps: [
         { index: 0, type: 'llm', model: 'gpt-4o-mini', tokens: 500, output: 'look it up' },
-        ...[1, 2, 3, 4].map((index) => ({ index, type: 'tool', tool_name: 'lookup_order', input: '{"id":42}', output: 'not found' })),
+        ...[1, 2, 3, 4].map((index) => ({
+          index,
+          type: 'tool',
+          tool_name: 'lookup_order',
+          input: '{"id":42}',
+          output: 'not found',
+        })),
       ],
     };
     // An agent that ran in the hour before the last one only: quiet in the 1h window.
-    const nightly = { agent_name: 'nightly', timestamp: new Date(now - 100 * 60_000).toISOString(), finished_at: new Date(now - 99 * 60_000).toISOString(), status: 'completed' };
+    const nightly = {
+      agent_name: 'nightly',
+      timestamp: new Date(now - 100 * 60_000).toISOString(),
+      finished_at: new Date(now - 99 * 60_000).toISOString(),
+      status: 'completed',
+    };
     const sent = await fetch(`${server.url}/ingest/agent/runs/batch`, {
-      method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ runs: [...runs, looping, nightly] }),
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ runs: [...runs, looping, nightly] }),
     });
     const { results } = (await sent.json()) as { results: { id?: string }[] };
     expect(results.every((result) => 'id' in result)).toBe(true);

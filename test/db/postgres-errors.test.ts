@@ -18,7 +18,12 @@ const url = process.env.DATABASE_URL;
   it('a statement the server cancels at the query timeout is a 503 with Retry-After, and the pool goes on', async () => {
     const error = await pg.query('SELECT pg_sleep(1)').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(StoreUnavailableError);
-    expect(error).toMatchObject({ status: 503, code: 'unavailable', headers: { 'Retry-After': '5' }, cause: { code: '57014' } });
+    expect(error).toMatchObject({
+      status: 503,
+      code: 'unavailable',
+      headers: { 'Retry-After': '5' },
+      cause: { code: '57014' },
+    });
     expect(await pg.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
   });
 
@@ -32,13 +37,18 @@ const url = process.env.DATABASE_URL;
     ['a bad statement', 'SELECT * FROM no_such_table', '42P01'],
     ['a division by zero', 'SELECT 1/0', '22012'],
     ['a unique violation', 'INSERT INTO unique_numbers VALUES (1), (1)', '23505'],
-  ])('%s stays the error it is (a 500, or what its caller makes of it), and its transaction rolls back', async (_name, sql, code) => {
-    const error = await pg.transaction(async (tx) => {
-      await tx.query('CREATE TEMPORARY TABLE unique_numbers (n int PRIMARY KEY) ON COMMIT DROP');
-      return tx.query(sql);
-    }).catch((caught: unknown) => caught);
-    expect(error).not.toBeInstanceOf(StoreUnavailableError);
-    expect(error).toMatchObject({ code });
-    expect(await pg.transaction((tx) => tx.query('SELECT 3 AS three'))).toEqual([{ three: 3 }]);
-  });
+  ])(
+    '%s stays the error it is (a 500, or what its caller makes of it), and its transaction rolls back',
+    async (_name, sql, code) => {
+      const error = await pg
+        .transaction(async (tx) => {
+          await tx.query('CREATE TEMPORARY TABLE unique_numbers (n int PRIMARY KEY) ON COMMIT DROP');
+          return tx.query(sql);
+        })
+        .catch((caught: unknown) => caught);
+      expect(error).not.toBeInstanceOf(StoreUnavailableError);
+      expect(error).toMatchObject({ code });
+      expect(await pg.transaction((tx) => tx.query('SELECT 3 AS three'))).toEqual([{ three: 3 }]);
+    },
+  );
 });

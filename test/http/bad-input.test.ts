@@ -18,24 +18,56 @@ const LONE = 'x\ud800';
 const NUL = 'x\u0000y';
 const rules = () => `/admin/orgs/${p.org.id}/projects/${p.project.id}/alert-rules`;
 const rule = (fields: Record<string, unknown> = {}) => ({
-  name: 'completion', class: 'aggregate', signal: 'completion_rate', severity: 'warning', channel: 'webhook',
-  channel_config: { url: 'https://hooks.example.com/runwatch' }, ...fields,
+  name: 'completion',
+  class: 'aggregate',
+  signal: 'completion_rate',
+  severity: 'warning',
+  channel: 'webhook',
+  channel_config: { url: 'https://hooks.example.com/runwatch' },
+  ...fields,
 });
-const asAdmin = (method: 'post' | 'patch', path: string, body: object) => app.http[method](path).set(bearer(p.admin.token)).send(body);
+const asAdmin = (method: 'post' | 'patch', path: string, body: object) =>
+  app.http[method](path).set(bearer(p.admin.token)).send(body);
 const withKey = (path: string, body: object) => app.http.post(path).set(bearer(p.key)).send(body);
 
 describe('a lone UTF-16 surrogate in any string is a 400 naming the field', () => {
   const cases: [string, () => Promise<import('supertest').Response>, string][] = [
-    ['register: password', () => app.http.post('/auth/register').send({ email: uniqueEmail(), password: `correct horse ${LONE}` }), 'password'],
-    ['register: name', () => app.http.post('/auth/register').send({ email: uniqueEmail(), password: 'correct horse battery', name: LONE }), 'name'],
+    [
+      'register: password',
+      () => app.http.post('/auth/register').send({ email: uniqueEmail(), password: `correct horse ${LONE}` }),
+      'password',
+    ],
+    [
+      'register: name',
+      () =>
+        app.http.post('/auth/register').send({ email: uniqueEmail(), password: 'correct horse battery', name: LONE }),
+      'name',
+    ],
     ['login: password', () => app.http.post('/auth/login').send({ email: uniqueEmail(), password: LONE }), 'password'],
     ['organization name', () => asAdmin('post', '/admin/orgs', { name: LONE }), 'name'],
     ['project name', () => asAdmin('post', `/admin/orgs/${p.org.id}/projects`, { name: LONE }), 'name'],
-    ['API key name', () => asAdmin('post', `/admin/orgs/${p.org.id}/projects/${p.project.id}/api-keys`, { name: LONE }), 'name'],
+    [
+      'API key name',
+      () => asAdmin('post', `/admin/orgs/${p.org.id}/projects/${p.project.id}/api-keys`, { name: LONE }),
+      'name',
+    ],
     ['rule name', () => asAdmin('post', rules(), rule({ name: LONE })), 'name'],
     ['rule agent', () => asAdmin('post', rules(), rule({ agent_name: LONE })), 'agent_name'],
-    ['webhook secret', () => asAdmin('post', rules(), rule({ channel_config: { url: 'https://hooks.example.com/x', secret: `${LONE}-0123456789abcdef` } })), 'channel_config.secret'],
-    ['preview agent', () => asAdmin('post', `${rules()}/preview`, { signal: 'total_runs', comparator: 'gt', agent_name: LONE }), 'agent_name'],
+    [
+      'webhook secret',
+      () =>
+        asAdmin(
+          'post',
+          rules(),
+          rule({ channel_config: { url: 'https://hooks.example.com/x', secret: `${LONE}-0123456789abcdef` } }),
+        ),
+      'channel_config.secret',
+    ],
+    [
+      'preview agent',
+      () => asAdmin('post', `${rules()}/preview`, { signal: 'total_runs', comparator: 'gt', agent_name: LONE }),
+      'agent_name',
+    ],
     ['run start', () => withKey('/ingest/agent/runs', { agent_name: LONE }), 'agent_name'],
   ];
   it.each(cases)('%s', async (_, send, path) => {
@@ -52,14 +84,27 @@ describe('a lone UTF-16 surrogate in any string is a 400 naming the field', () =
 
 describe('a NUL character in what Postgres stores is a 400, not a 500', () => {
   const cases: [string, () => Promise<import('supertest').Response>, string][] = [
-    ['user name', () => app.http.post('/auth/register').send({ email: uniqueEmail(), password: 'correct horse battery', name: NUL }), 'name'],
+    [
+      'user name',
+      () =>
+        app.http.post('/auth/register').send({ email: uniqueEmail(), password: 'correct horse battery', name: NUL }),
+      'name',
+    ],
     ['organization name', () => asAdmin('post', '/admin/orgs', { name: NUL }), 'name'],
     ['organization rename', () => asAdmin('patch', `/admin/orgs/${p.org.id}`, { name: NUL }), 'name'],
     ['project name', () => asAdmin('post', `/admin/orgs/${p.org.id}/projects`, { name: NUL }), 'name'],
-    ['API key name', () => asAdmin('post', `/admin/orgs/${p.org.id}/projects/${p.project.id}/api-keys`, { name: NUL }), 'name'],
+    [
+      'API key name',
+      () => asAdmin('post', `/admin/orgs/${p.org.id}/projects/${p.project.id}/api-keys`, { name: NUL }),
+      'name',
+    ],
     ['rule name', () => asAdmin('post', rules(), rule({ name: NUL })), 'name'],
     ['rule agent', () => asAdmin('post', rules(), rule({ agent_name: NUL })), 'agent_name'],
-    ['webhook URL', () => asAdmin('post', rules(), rule({ channel_config: { url: `https://hooks.example.com/${NUL}` } })), 'channel_config.url'],
+    [
+      'webhook URL',
+      () => asAdmin('post', rules(), rule({ channel_config: { url: `https://hooks.example.com/${NUL}` } })),
+      'channel_config.url',
+    ],
   ];
   it.each(cases)('%s', async (_, send, path) => {
     expectFieldError(await send(), path);
@@ -67,23 +112,48 @@ describe('a NUL character in what Postgres stores is a 400, not a 500', () => {
 });
 
 describe('times and amounts the store cannot hold or sum', () => {
-  it.each([['0000-01-01T00:00:00Z'], ['1899-12-31T23:59:59.999Z'], ['2300-01-01T00:00:00Z'], ['9999-12-31T00:00:00Z']])('a run starting at %s', async (timestamp) => {
-    expectFieldError(await withKey('/ingest/agent/runs', { agent_name: 'a', timestamp }), 'timestamp');
-    const batch = await withKey('/ingest/agent/runs/batch', { runs: [{ agent_name: 'a', timestamp, status: 'completed' }] });
-    expect(batch.body.results[0].error.code).toBe('validation_failed');
-  });
+  it.each([['0000-01-01T00:00:00Z'], ['1899-12-31T23:59:59.999Z'], ['2300-01-01T00:00:00Z'], ['9999-12-31T00:00:00Z']])(
+    'a run starting at %s',
+    async (timestamp) => {
+      expectFieldError(await withKey('/ingest/agent/runs', { agent_name: 'a', timestamp }), 'timestamp');
+      const batch = await withKey('/ingest/agent/runs/batch', {
+        runs: [{ agent_name: 'a', timestamp, status: 'completed' }],
+      });
+      expect(batch.body.results[0].error.code).toBe('validation_failed');
+    },
+  );
 
   it('the first storable instant is taken', async () => {
-    const res = await withKey('/ingest/agent/runs/batch', { runs: [{ agent_name: 'a', timestamp: '1900-01-01T00:00:00.000Z', status: 'completed', finished_at: '1900-01-01T00:00:01.000Z' }] });
+    const res = await withKey('/ingest/agent/runs/batch', {
+      runs: [
+        {
+          agent_name: 'a',
+          timestamp: '1900-01-01T00:00:00.000Z',
+          status: 'completed',
+          finished_at: '1900-01-01T00:00:01.000Z',
+        },
+      ],
+    });
     expect(res.body.results[0]).toEqual({ id: expect.any(String), timestamp: '1900-01-01T00:00:00.000Z' });
   });
 
   it('a finish time and a step start outside them', async () => {
     const start = new Date(Date.now() - 60_000).toISOString();
     expectFieldError(await withKey('/ingest/agent/runs/batch', { runs: [] }), 'runs');
-    const finished = await withKey('/ingest/agent/runs/batch', { runs: [{ agent_name: 'a', timestamp: start, status: 'completed', finished_at: '9999-01-01T00:00:00Z' }] });
+    const finished = await withKey('/ingest/agent/runs/batch', {
+      runs: [{ agent_name: 'a', timestamp: start, status: 'completed', finished_at: '9999-01-01T00:00:00Z' }],
+    });
     expect(finished.body.results[0].error.message).toMatch(/finished_at/);
-    const step = await withKey('/ingest/agent/runs/batch', { runs: [{ agent_name: 'a', timestamp: start, status: 'completed', steps: [{ index: 0, type: 'llm', started_at: '0001-01-01T00:00:00Z' }] }] });
+    const step = await withKey('/ingest/agent/runs/batch', {
+      runs: [
+        {
+          agent_name: 'a',
+          timestamp: start,
+          status: 'completed',
+          steps: [{ index: 0, type: 'llm', started_at: '0001-01-01T00:00:00Z' }],
+        },
+      ],
+    });
     expect(step.body.results[0].error.message).toMatch(/steps\.0\.started_at/);
   });
 
@@ -91,18 +161,41 @@ describe('times and amounts the store cannot hold or sum', () => {
     const start = new Date(Date.now() - 60_000).toISOString();
     const big = await withKey('/ingest/agent/runs/batch', {
       runs: [
-        { agent_name: 'a', timestamp: start, status: 'completed', steps: [{ index: 0, type: 'llm', cost_usd: 1e308 }, { index: 1, type: 'llm', cost_usd: 1e308 }] },
-        { agent_name: 'a', timestamp: start, status: 'completed', steps: [{ index: 0, type: 'llm', tokens: Number.MAX_SAFE_INTEGER }] },
+        {
+          agent_name: 'a',
+          timestamp: start,
+          status: 'completed',
+          steps: [
+            { index: 0, type: 'llm', cost_usd: 1e308 },
+            { index: 1, type: 'llm', cost_usd: 1e308 },
+          ],
+        },
+        {
+          agent_name: 'a',
+          timestamp: start,
+          status: 'completed',
+          steps: [{ index: 0, type: 'llm', tokens: Number.MAX_SAFE_INTEGER }],
+        },
         { agent_name: 'a', timestamp: start, status: 'completed', total_cost_usd: 1e300 },
       ],
     });
-    expect(big.body.results.map((result: { error?: { message: string } }) => result.error?.message.split(':')[0])).toEqual(['steps.0.cost_usd', 'steps.0.tokens', 'total_cost_usd']);
+    expect(
+      big.body.results.map((result: { error?: { message: string } }) => result.error?.message.split(':')[0]),
+    ).toEqual(['steps.0.cost_usd', 'steps.0.tokens', 'total_cost_usd']);
   });
 });
 
 describe('paging and query integers', () => {
   const runs = (query: string) => app.http.get(`/projects/${p.project.id}/agent/runs?${query}`).set(bearer(p.key));
-  it.each([['offset=9007199254740000&limit=1000', 'offset'], ['offset=99999999999999999999', 'offset'], ['limit=0x10', 'limit'], ['limit=1e3', 'limit'], ['offset=', 'offset'], ['limit=+5', 'limit'], ['limit=1001', 'limit']])('runs ?%s', async (query, path) => {
+  it.each([
+    ['offset=9007199254740000&limit=1000', 'offset'],
+    ['offset=99999999999999999999', 'offset'],
+    ['limit=0x10', 'limit'],
+    ['limit=1e3', 'limit'],
+    ['offset=', 'offset'],
+    ['limit=+5', 'limit'],
+    ['limit=1001', 'limit'],
+  ])('runs ?%s', async (query, path) => {
     expectFieldError(await runs(query), path);
   });
 
@@ -114,7 +207,8 @@ describe('paging and query integers', () => {
 
   it('alert events: the same bounds', async () => {
     const created = await asAdmin('post', rules(), rule());
-    const events = (query: string) => app.http.get(`${rules()}/${created.body.id}/events?${query}`).set(bearer(p.admin.token));
+    const events = (query: string) =>
+      app.http.get(`${rules()}/${created.body.id}/events?${query}`).set(bearer(p.admin.token));
     expectFieldError(await events('offset=9007199254740991'), 'offset');
     expectFieldError(await events('limit=0x10'), 'limit');
     expect((await events(`offset=${Number.MAX_SAFE_INTEGER - 1000}`)).body).toEqual([]);
@@ -129,6 +223,10 @@ it('a session cookie that is not valid percent-encoding is a 401', async () => {
 it("data an insert's rows carry and the store refuses is a 400 (no retry can change it); in a query it is the service's bug", async () => {
   const insert = app.stores.ch.insertLines('runs', ['project_id'], [JSON.stringify([`not a uuid ${randomUUID()}`])]);
   await expect(insert).rejects.toMatchObject({ status: 400, code: 'validation_failed' });
-  const query = app.stores.ch.query({ name: 'test.refused', sql: 'SELECT toUInt8({value:String}) AS value', params: { value: 'not a number' } });
+  const query = app.stores.ch.query({
+    name: 'test.refused',
+    sql: 'SELECT toUInt8({value:String}) AS value',
+    params: { value: 'not a number' },
+  });
   await expect(query).rejects.toMatchObject({ status: 503, code: 'unavailable' });
 });

@@ -31,13 +31,19 @@ async function exchangeRaw(request: string) {
   await once(socket, 'close');
   const [head, body] = raw.split('\r\n\r\n');
   const [statusLine, ...headerLines] = head.split('\r\n');
-  const headers = Object.fromEntries(headerLines.map((line) => line.split(': ')).map(([name, value]) => [name.toLowerCase(), value]));
+  const headers = Object.fromEntries(
+    headerLines.map((line) => line.split(': ')).map(([name, value]) => [name.toLowerCase(), value]),
+  );
   return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) } as unknown as Response;
 }
 
 it('a 64 KB query string: 431 request_header_too_large in the error body, and the connection closes', async () => {
   const res = await fetch(`http://127.0.0.1:${port}/healthz?q=${'a'.repeat(65_536)}`);
-  const answer = { status: res.status, headers: Object.fromEntries(res.headers), body: await res.json() } as unknown as Response;
+  const answer = {
+    status: res.status,
+    headers: Object.fromEntries(res.headers),
+    body: await res.json(),
+  } as unknown as Response;
   const error = expectError(answer, 431, 'request_header_too_large');
   expect(error.details).toEqual([]);
   expect(answer.headers.connection).toBe('close');

@@ -5,7 +5,9 @@ import { expectError, TIMESTAMP } from '../support/assertions';
 import { bearer, registerUser } from '../support/fixtures';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(); });
+beforeAll(async () => {
+  app = await startTestApp();
+});
 afterAll(() => app.close());
 
 describe('probes', () => {
@@ -60,17 +62,30 @@ describe('unknown routes', () => {
 
 describe('request bodies', () => {
   let token: string;
-  beforeAll(async () => { ({ token } = await registerUser(app)); });
+  beforeAll(async () => {
+    ({ token } = await registerUser(app));
+  });
 
   it('malformed JSON → 400 malformed_json, on a public and on a signed-in route', async () => {
-    const register = await app.http.post('/auth/register').set('Content-Type', 'application/json').send('{"email": "a@b.c",');
+    const register = await app.http
+      .post('/auth/register')
+      .set('Content-Type', 'application/json')
+      .send('{"email": "a@b.c",');
     expectError(register, 400, 'malformed_json');
-    const org = await app.http.post('/admin/orgs').set(bearer(token)).set('Content-Type', 'application/json').send('{name: unquoted}');
+    const org = await app.http
+      .post('/admin/orgs')
+      .set(bearer(token))
+      .set('Content-Type', 'application/json')
+      .send('{name: unquoted}');
     expectError(org, 400, 'malformed_json');
   });
 
   it('a JSON body that is not an object or array (strict JSON) → 400 malformed_json', async () => {
-    const res = await app.http.post('/admin/orgs').set(bearer(token)).set('Content-Type', 'application/json').send('"just a string"');
+    const res = await app.http
+      .post('/admin/orgs')
+      .set(bearer(token))
+      .set('Content-Type', 'application/json')
+      .send('"just a string"');
     expectError(res, 400, 'malformed_json');
   });
 
@@ -85,18 +100,26 @@ describe('request bodies', () => {
   });
 
   it('a body with no Content-Type at all → 415', async () => {
-    const res = await app.http.post('/auth/login').set('Content-Type', '').send(Buffer.from('{"email":"a@b.c","password":"x"}'));
+    const res = await app.http
+      .post('/auth/login')
+      .set('Content-Type', '')
+      .send(Buffer.from('{"email":"a@b.c","password":"x"}'));
     expectError(res, 415, 'unsupported_media_type');
   });
 
   it('application/json with a charset parameter is accepted', async () => {
-    const res = await app.http.post('/admin/orgs').set(bearer(token)).set('Content-Type', 'application/json; charset=utf-8')
+    const res = await app.http
+      .post('/admin/orgs')
+      .set(bearer(token))
+      .set('Content-Type', 'application/json; charset=utf-8')
       .send(JSON.stringify({ name: 'charset org' }));
     expect(res.status).toBe(201);
   });
 
   it('a missing field and an extra field → 400 validation_failed with each field path in details', async () => {
-    const res = await app.http.post('/auth/register').send({ password: 'long enough password', nickname: 'x', role: 'admin' });
+    const res = await app.http
+      .post('/auth/register')
+      .send({ password: 'long enough password', nickname: 'x', role: 'admin' });
     const error = expectError(res, 400, 'validation_failed');
     expect(error.details.map((detail) => detail.path).sort()).toEqual(['email', 'nickname', 'role']);
     expect(error.message).toMatch(/^(email|nickname|role): /);
@@ -136,7 +159,9 @@ describe('path identifiers', () => {
     ['delete', '/admin/orgs/{ORG}/projects/0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a7b/api-keys/nope', 'keyID'],
   ] as const)('%s %s → 400 invalid_id naming %s', async (method, template, param) => {
     const path = template.replace('{ORG}', orgId);
-    const res = await app.http[method](path).set(bearer(token)).send(method === 'patch' ? { name: 'x' } : undefined);
+    const res = await app.http[method](path)
+      .set(bearer(token))
+      .send(method === 'patch' ? { name: 'x' } : undefined);
     const error = expectError(res, 400, 'invalid_id');
     expect(error.details).toEqual([{ path: param, message: expect.any(String) }]);
   });
@@ -167,63 +192,108 @@ describe('responses', () => {
 });
 
 describe('GET /openapi.json', () => {
-  interface Response { $ref?: string; headers: Record<string, unknown>; content?: Record<string, { schema: Record<string, unknown> }> }
+  interface Response {
+    $ref?: string;
+    headers: Record<string, unknown>;
+    content?: Record<string, { schema: Record<string, unknown> }>;
+  }
   let document: {
     openapi: string;
     info: { title: string; version: string; license: { identifier: string } };
     servers: { url: string }[];
-    paths: Record<string, Record<string, {
-      operationId: string;
-      parameters: { name: string; in: string; required: boolean; schema: Record<string, unknown> }[];
-      requestBody?: { required: boolean; content: Record<string, { schema: Record<string, unknown> }> };
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          operationId: string;
+          parameters: { name: string; in: string; required: boolean; schema: Record<string, unknown> }[];
+          requestBody?: { required: boolean; content: Record<string, { schema: Record<string, unknown> }> };
+          responses: Record<string, Response>;
+          security: unknown[];
+        }
+      >
+    >;
+    components: {
+      schemas: Record<string, Record<string, unknown>>;
       responses: Record<string, Response>;
-      security: unknown[];
-    }>>;
-    components: { schemas: Record<string, Record<string, unknown>>; responses: Record<string, Response>; securitySchemes: Record<string, unknown> };
+      securitySchemes: Record<string, unknown>;
+    };
   };
   beforeAll(async () => {
-    const res = await app.http.get('/openapi.json').expect(200).expect('Content-Type', /application\/json/);
+    const res = await app.http
+      .get('/openapi.json')
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     document = res.body;
   });
 
   const openApiPath = (path: string) => path.replace(/:([A-Za-z]+)/g, '{$1}');
   const operations = () => Object.values(document.paths).flatMap((byMethod) => Object.values(byMethod));
   /** A response, its reference to `components.responses` followed. */
-  const responseOf = (response: Response) => (response.$ref ? document.components.responses[response.$ref.split('/').pop()!] : response);
+  const responseOf = (response: Response) =>
+    response.$ref ? document.components.responses[response.$ref.split('/').pop()!] : response;
   const isError = (status: string) => status === 'default' || Number(status) >= 400;
 
   it('is OpenAPI 3.1.0, of this package', () => {
     expect(document.openapi).toBe('3.1.0');
-    expect(document.info).toMatchObject({ title: 'runwatch', version: packageJson.version, license: { identifier: packageJson.license } });
+    expect(document.info).toMatchObject({
+      title: 'runwatch',
+      version: packageJson.version,
+      license: { identifier: packageJson.license },
+    });
     expect(document.servers).toEqual([{ url: '/' }]);
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKey', 'session', 'sessionCookie']);
   });
 
   it('describes every mounted route, and nothing else', () => {
     const mounted = app.routes.map((route) => `${route.method} ${openApiPath(route.path)}`).sort();
-    const described = Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`)).sort();
+    const described = Object.entries(document.paths)
+      .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`))
+      .sort();
     expect(described).toEqual(mounted);
     // The foundation's own routes are among them.
-    expect(described).toEqual(expect.arrayContaining([
-      'post /auth/register', 'post /auth/login', 'post /auth/logout', 'get /auth/me',
-      'post /admin/orgs', 'get /admin/orgs', 'get /admin/orgs/{orgID}', 'patch /admin/orgs/{orgID}',
-      'get /admin/orgs/{orgID}/members', 'post /admin/orgs/{orgID}/members',
-      'patch /admin/orgs/{orgID}/members/{userID}', 'delete /admin/orgs/{orgID}/members/{userID}',
-      'post /admin/orgs/{orgID}/projects', 'get /admin/orgs/{orgID}/projects',
-      'patch /admin/orgs/{orgID}/projects/{projectID}', 'delete /admin/orgs/{orgID}/projects/{projectID}',
-      'post /admin/orgs/{orgID}/projects/{projectID}/api-keys', 'get /admin/orgs/{orgID}/projects/{projectID}/api-keys',
-      'delete /admin/orgs/{orgID}/projects/{projectID}/api-keys/{keyID}',
-      'get /healthz', 'get /readyz', 'get /openapi.json',
-    ]));
+    expect(described).toEqual(
+      expect.arrayContaining([
+        'post /auth/register',
+        'post /auth/login',
+        'post /auth/logout',
+        'get /auth/me',
+        'post /admin/orgs',
+        'get /admin/orgs',
+        'get /admin/orgs/{orgID}',
+        'patch /admin/orgs/{orgID}',
+        'get /admin/orgs/{orgID}/members',
+        'post /admin/orgs/{orgID}/members',
+        'patch /admin/orgs/{orgID}/members/{userID}',
+        'delete /admin/orgs/{orgID}/members/{userID}',
+        'post /admin/orgs/{orgID}/projects',
+        'get /admin/orgs/{orgID}/projects',
+        'patch /admin/orgs/{orgID}/projects/{projectID}',
+        'delete /admin/orgs/{orgID}/projects/{projectID}',
+        'post /admin/orgs/{orgID}/projects/{projectID}/api-keys',
+        'get /admin/orgs/{orgID}/projects/{projectID}/api-keys',
+        'delete /admin/orgs/{orgID}/projects/{projectID}/api-keys/{keyID}',
+        'get /healthz',
+        'get /readyz',
+        'get /openapi.json',
+      ]),
+    );
   });
 
   it('gives every route with a body a JSON request body schema, and no other route one', () => {
     for (const route of app.routes) {
       const operation = document.paths[openApiPath(route.path)][route.method];
       if (route.body) {
-        expect({ route: route.path, schema: operation.requestBody?.content['application/json']?.schema }).toEqual({ route: route.path, schema: expect.any(Object) });
+        expect({ route: route.path, schema: operation.requestBody?.content['application/json']?.schema }).toEqual({
+          route: route.path,
+          schema: expect.any(Object),
+        });
       } else {
-        expect({ route: route.path, requestBody: operation.requestBody }).toEqual({ route: route.path, requestBody: undefined });
+        expect({ route: route.path, requestBody: operation.requestBody }).toEqual({
+          route: route.path,
+          requestBody: undefined,
+        });
       }
     }
   });
@@ -233,7 +303,10 @@ describe('GET /openapi.json', () => {
       const names = [...route.path.matchAll(/:([A-Za-z]+)/g)].map((match) => match[1]);
       const operation = document.paths[openApiPath(route.path)][route.method];
       const declared = operation.parameters.filter((parameter) => parameter.in === 'path');
-      expect({ route: route.path, params: declared.map((p) => p.name).sort() }).toEqual({ route: route.path, params: names.sort() });
+      expect({ route: route.path, params: declared.map((p) => p.name).sort() }).toEqual({
+        route: route.path,
+        params: names.sort(),
+      });
       for (const parameter of declared) expect(parameter.required).toBe(true);
     }
   });
@@ -246,7 +319,9 @@ describe('GET /openapi.json', () => {
       expect({ route: route.path, success }).toEqual({ route: route.path, success: [String(route.status ?? 200)] });
       expect(statuses).toContain('default');
       for (const status of statuses.filter(isError)) {
-        expect(responseOf(responses[status]).content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+        expect(responseOf(responses[status]).content!['application/json'].schema).toEqual({
+          $ref: '#/components/schemas/Error',
+        });
       }
     }
   });
@@ -282,7 +357,8 @@ describe('GET /openapi.json', () => {
   });
 
   it('shows X-Total-Count on the run list, and the session cookie set by register and login and cleared by logout', () => {
-    const headersOf = (path: string, method: string, status: string) => Object.keys(document.paths[path][method].responses[status].headers);
+    const headersOf = (path: string, method: string, status: string) =>
+      Object.keys(document.paths[path][method].responses[status].headers);
     expect(headersOf('/projects/{projectID}/agent/runs', 'get', '200')).toContain('X-Total-Count');
     expect(headersOf('/auth/register', 'post', '201')).toContain('Set-Cookie');
     expect(headersOf('/auth/login', 'post', '200')).toContain('Set-Cookie');
@@ -290,30 +366,54 @@ describe('GET /openapi.json', () => {
   });
 
   it('names the shared schemas once, in components, and refers to them', () => {
-    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining([
-      'Run', 'Step', 'AlertRule', 'AlertEvent', 'SummaryEntry', 'HealthEntry', 'TimeseriesBucket', 'Project', 'Organization', 'Member',
-      'ApiKey', 'User', 'Error', 'PreviewResult', 'RunBatchItem', 'StepInput',
-    ]));
-    const run = document.paths['/projects/{projectID}/agent/runs/{runID}'].get.responses['200'].content!['application/json'].schema;
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining([
+        'Run',
+        'Step',
+        'AlertRule',
+        'AlertEvent',
+        'SummaryEntry',
+        'HealthEntry',
+        'TimeseriesBucket',
+        'Project',
+        'Organization',
+        'Member',
+        'ApiKey',
+        'User',
+        'Error',
+        'PreviewResult',
+        'RunBatchItem',
+        'StepInput',
+      ]),
+    );
+    const run =
+      document.paths['/projects/{projectID}/agent/runs/{runID}'].get.responses['200'].content!['application/json']
+        .schema;
     expect(run).toEqual({ $ref: '#/components/schemas/Run' });
     expect(JSON.stringify(document)).not.toContain('#/$defs/');
   });
 
   it('shows the batch items whole, though the server checks them one by one', () => {
     expect(document.components.schemas.RunBatch).toMatchObject({
-      properties: { runs: { type: 'array', minItems: 1, maxItems: 1000, items: { $ref: '#/components/schemas/RunBatchItem' } } },
+      properties: {
+        runs: { type: 'array', minItems: 1, maxItems: 1000, items: { $ref: '#/components/schemas/RunBatchItem' } },
+      },
     });
   });
 
   it("shows the server's bounds: e-mail addresses, thresholds, windows, counts, pages; a body the server may go without", () => {
-    const register = document.paths['/auth/register'].post.requestBody!.content['application/json'].schema as { properties: Record<string, unknown> };
+    const register = document.paths['/auth/register'].post.requestBody!.content['application/json'].schema as {
+      properties: Record<string, unknown>;
+    };
     expect(register.properties.email).toMatchObject({ type: 'string', format: 'email', maxLength: 254 });
     const rule = document.components.schemas.AlertRuleCreate as { properties: Record<string, unknown> };
     expect(rule.properties.threshold).toMatchObject({ minimum: 0 });
     expect(rule.properties.window_seconds).toMatchObject({ minimum: 0, maximum: 2_592_000 });
     const run = document.components.schemas.Run as { properties: Record<string, unknown> };
     expect(run.properties.total_steps).toMatchObject({ type: 'integer', minimum: 0 });
-    const limit = document.paths['/projects/{projectID}/agent/runs'].get.parameters.find((parameter) => parameter.name === 'limit');
+    const limit = document.paths['/projects/{projectID}/agent/runs'].get.parameters.find(
+      (parameter) => parameter.name === 'limit',
+    );
     expect(limit?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 1000 });
     expect(document.paths['/admin/orgs/{orgID}/projects/{projectID}/api-keys'].post.requestBody?.required).toBe(false);
     expect(document.paths['/auth/register'].post.requestBody?.required).toBe(true);
@@ -321,7 +421,9 @@ describe('GET /openapi.json', () => {
 
   it('shows the register body with its fields, unknown fields refused', () => {
     const schema = document.paths['/auth/register'].post.requestBody!.content['application/json'].schema as {
-      properties: Record<string, unknown>; required: string[]; additionalProperties: unknown;
+      properties: Record<string, unknown>;
+      required: string[];
+      additionalProperties: unknown;
     };
     expect(Object.keys(schema.properties).sort()).toEqual(['email', 'name', 'password']);
     expect(schema.required.sort()).toEqual(['email', 'password']);

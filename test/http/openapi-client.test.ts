@@ -88,11 +88,17 @@ export const requestId: operations['finishRun']['responses']['409']['headers']['
 /** The compiler's complaints about the walkthrough and the generated types, one line each. */
 function typeErrors(directory: string): string[] {
   const program = ts.createProgram([path.join(directory, 'walkthrough.ts')], {
-    strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler, types: [],
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    types: [],
   });
   return ts.getPreEmitDiagnostics(program).map(({ file, start, messageText }) => {
-    const where = file ? `${path.basename(file.fileName)}:${file.getLineAndCharacterOfPosition(start ?? 0).line + 1} ` : '';
+    const where = file
+      ? `${path.basename(file.fileName)}:${file.getLineAndCharacterOfPosition(start ?? 0).line + 1} `
+      : '';
     return `${where}${ts.flattenDiagnosticMessageText(messageText, '\n')}`;
   });
 }

@@ -30,7 +30,10 @@ function startRelay(target: URL) {
     client.pipe(upstream).pipe(client);
   });
   return {
-    listen: () => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port))),
+    listen: () =>
+      new Promise<number>((resolve) =>
+        server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)),
+      ),
     silence() {
       silent = true;
       for (const { client, upstream } of relayed) {
@@ -41,13 +44,16 @@ function startRelay(target: URL) {
     /** Answers again: the silenced connections are dropped (the pool opens new ones), new ones are relayed. */
     restore() {
       silent = false;
-      for (const socket of [...held, ...[...relayed].flatMap(({ client, upstream }) => [client, upstream])]) socket.destroy();
+      for (const socket of [...held, ...[...relayed].flatMap(({ client, upstream }) => [client, upstream])])
+        socket.destroy();
       held.clear();
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of [...held, ...[...relayed].flatMap(({ client, upstream }) => [client, upstream])]) socket.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of [...held, ...[...relayed].flatMap(({ client, upstream }) => [client, upstream])])
+          socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -61,7 +67,9 @@ function startRelay(target: URL) {
     relayed.hostname = '127.0.0.1';
     relayed.port = String(await relay.listen());
     app = await startTestApp({
-      DATABASE_URL: relayed.href, DATABASE_CONNECT_TIMEOUT_MS: String(TIMEOUT_MS), DATABASE_QUERY_TIMEOUT_MS: String(TIMEOUT_MS),
+      DATABASE_URL: relayed.href,
+      DATABASE_CONNECT_TIMEOUT_MS: String(TIMEOUT_MS),
+      DATABASE_QUERY_TIMEOUT_MS: String(TIMEOUT_MS),
     });
   });
   afterAll(async () => {

@@ -2,7 +2,20 @@
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, finishedRowCount, getRun, insertFinishedRowOnly, liveRowCount, llm, postFinish, postSteps, readRun, startRun, TEST_ENV, tool, type Started,
+  at,
+  expectError,
+  finishedRowCount,
+  getRun,
+  insertFinishedRowOnly,
+  liveRowCount,
+  llm,
+  postFinish,
+  postSteps,
+  readRun,
+  startRun,
+  TEST_ENV,
+  tool,
+  type Started,
 } from './run-helpers';
 
 let app: TestApp;
@@ -22,7 +35,10 @@ const idsOf = (runs: { id: string }[]) => runs.map((run) => run.id);
 it('marks a run still running RUN_ABANDON_AFTER after its start as abandoned, with termination_reason abandoned', async () => {
   const { project, key } = await setUpProject(app);
   const run = await startRun(app, key, { agent_name: 'sleepy', input: 'in', metadata: [3] });
-  await postSteps(app, key, run, [llm(0, 'a', { tokens: 10, cost_usd: 0.5 }), tool(1, 'search', 'q', 'r', { tokens: 2 })]);
+  await postSteps(app, key, run, [
+    llm(0, 'a', { tokens: 10, cost_usd: 0.5 }),
+    tool(1, 'search', 'q', 'r', { tokens: 2 }),
+  ]);
 
   app.clock.advance(after() + 1);
   const marked = await pass();
@@ -30,10 +46,23 @@ it('marks a run still running RUN_ABANDON_AFTER after its start as abandoned, wi
   expect(idsOf(mine)).toEqual([run.id]);
 
   const expected = {
-    id: run.id, project_id: project.id, agent_name: 'sleepy', status: 'abandoned', timestamp: run.timestamp,
-    finished_at: app.clock.now().toISOString(), duration_ms: (after() + 1) * 1000, input: 'in', output: '',
-    loop_detected: false, loop_step_index: null, termination_reason: 'abandoned', termination_detail: null,
-    total_steps: 2, total_tokens: 12, total_cost_usd: 0.5, metadata: [3],
+    id: run.id,
+    project_id: project.id,
+    agent_name: 'sleepy',
+    status: 'abandoned',
+    timestamp: run.timestamp,
+    finished_at: app.clock.now().toISOString(),
+    duration_ms: (after() + 1) * 1000,
+    input: 'in',
+    output: '',
+    loop_detected: false,
+    loop_step_index: null,
+    termination_reason: 'abandoned',
+    termination_detail: null,
+    total_steps: 2,
+    total_tokens: 12,
+    total_cost_usd: 0.5,
+    metadata: [3],
   };
   expect(mine[0]).toEqual(expected);
   expect(await readRun(app, key, project.id, run)).toEqual(expected);
@@ -75,7 +104,9 @@ it('marks a run once: a second pass finds nothing more to do', async () => {
   app.clock.advance(3600);
   expect(idsOf(await pass())).not.toContain(run.id);
   expect(await finishedRowCount(app, project.id, run.id)).toBe(1);
-  expect((await readRun(app, key, project.id, run)).finished_at).toBe(new Date(origin.getTime() + (after() + 60) * 1000).toISOString());
+  expect((await readRun(app, key, project.id, run)).finished_at).toBe(
+    new Date(origin.getTime() + (after() + 60) * 1000).toISOString(),
+  );
 });
 
 it('only marks the runs that are stale: a younger run of the same project keeps running', async () => {
@@ -94,10 +125,20 @@ it('only marks the runs that are stale: a younger run of the same project keeps 
 it('keeps a loop found while the run was running', async () => {
   const { project, key } = await setUpProject(app);
   const run = await startRun(app, key);
-  await postSteps(app, key, run, [0, 1, 2].map((index) => llm(index, 'again')));
+  await postSteps(
+    app,
+    key,
+    run,
+    [0, 1, 2].map((index) => llm(index, 'again')),
+  );
   app.clock.advance(after() + 1);
   await pass();
-  expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'abandoned', loop_detected: true, loop_step_index: 0, total_steps: 3 });
+  expect(await readRun(app, key, project.id, run)).toMatchObject({
+    status: 'abandoned',
+    loop_detected: true,
+    loop_step_index: 0,
+    total_steps: 3,
+  });
 });
 
 it('an abandoned run takes no more steps and no other finish (409)', async () => {

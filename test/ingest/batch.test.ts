@@ -3,12 +3,30 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, expectFieldError, failingTool, finishedRowCount, getRun, getSteps, keyAuth, listRuns, liveRowCount, llm, postBatch, postFinish,
-  postSteps, readRun, TEST_ENV, tool, UUID_V7,
+  at,
+  expectError,
+  expectFieldError,
+  failingTool,
+  finishedRowCount,
+  getRun,
+  getSteps,
+  keyAuth,
+  listRuns,
+  liveRowCount,
+  llm,
+  postBatch,
+  postFinish,
+  postSteps,
+  readRun,
+  TEST_ENV,
+  tool,
+  UUID_V7,
 } from './run-helpers';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(TEST_ENV); });
+beforeAll(async () => {
+  app = await startTestApp(TEST_ENV);
+});
 afterAll(() => app.close());
 
 const plus = (iso: string, ms: number) => new Date(new Date(iso).getTime() + ms).toISOString();
@@ -23,7 +41,11 @@ describe('success', () => {
   it('starts several runs: 200, one { id, timestamp } per item in order; each reads back as running', async () => {
     const { project, key } = await setUpProject(app);
     const chosen = { id: randomUUID(), timestamp: at(app, -30_000) };
-    const res = await postBatch(app, key, [{ agent_name: 'a' }, { agent_name: 'b', ...chosen, input: 'in', metadata: [4] }, { agent_name: 'c' }]);
+    const res = await postBatch(app, key, [
+      { agent_name: 'a' },
+      { agent_name: 'b', ...chosen, input: 'in', metadata: [4] },
+      { agent_name: 'c' },
+    ]);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['results']);
     const results = res.body.results as ItemResult[];
@@ -43,7 +65,11 @@ describe('success', () => {
     const { project, key } = await setUpProject(app);
     const [started] = (await postBatch(app, key, [{ agent_name: 'a' }])).body.results;
     expect((await postSteps(app, key, started, [llm(0, 'x', { tokens: 2 })])).status).toBe(200);
-    expect((await postFinish(app, key, started)).body).toMatchObject({ status: 'completed', total_steps: 1, total_tokens: 2 });
+    expect((await postFinish(app, key, started)).body).toMatchObject({
+      status: 'completed',
+      total_steps: 1,
+      total_tokens: 2,
+    });
     expect(await readRun(app, key, project.id, started)).toMatchObject({ status: 'completed' });
   });
 
@@ -51,32 +77,87 @@ describe('success', () => {
     const { project, key } = await setUpProject(app);
     const timestamp = at(app, -120_000);
     const whole = {
-      agent_name: 'reporter', id: randomUUID(), timestamp, input: 'q', metadata: [1],
-      status: 'completed', finished_at: plus(timestamp, 4321), output: 'answer',
-      steps: [llm(0, 'thinking', { tokens: 50, cost_usd: 0.5 }), tool(1, 'search', '{"q":1}', 'hits', { tokens: 5, cost_usd: 0.25 })],
+      agent_name: 'reporter',
+      id: randomUUID(),
+      timestamp,
+      input: 'q',
+      metadata: [1],
+      status: 'completed',
+      finished_at: plus(timestamp, 4321),
+      output: 'answer',
+      steps: [
+        llm(0, 'thinking', { tokens: 50, cost_usd: 0.5 }),
+        tool(1, 'search', '{"q":1}', 'hits', { tokens: 5, cost_usd: 0.25 }),
+      ],
     };
-    const failed = { agent_name: 'reporter', id: randomUUID(), timestamp, status: 'failed', finished_at: plus(timestamp, 10) };
+    const failed = {
+      agent_name: 'reporter',
+      id: randomUUID(),
+      timestamp,
+      status: 'failed',
+      finished_at: plus(timestamp, 10),
+    };
     const timedOut = {
-      agent_name: 'reporter', id: randomUUID(), timestamp, status: 'timed_out', finished_at: timestamp,
-      termination_reason: 'budget_exceeded', termination_detail: 'spent', total_tokens: 9, total_cost_usd: 1.5, steps: [llm(0, 'a', { tokens: 1 })],
+      agent_name: 'reporter',
+      id: randomUUID(),
+      timestamp,
+      status: 'timed_out',
+      finished_at: timestamp,
+      termination_reason: 'budget_exceeded',
+      termination_detail: 'spent',
+      total_tokens: 9,
+      total_cost_usd: 1.5,
+      steps: [llm(0, 'a', { tokens: 1 })],
     };
     const res = await postBatch(app, key, [whole, failed, timedOut]);
     expect(res.status).toBe(200);
-    expect(res.body.results).toEqual([{ id: whole.id, timestamp }, { id: failed.id, timestamp }, { id: timedOut.id, timestamp }]);
+    expect(res.body.results).toEqual([
+      { id: whole.id, timestamp },
+      { id: failed.id, timestamp },
+      { id: timedOut.id, timestamp },
+    ]);
 
     expect(await readRun(app, key, project.id, whole)).toEqual({
-      id: whole.id, project_id: project.id, agent_name: 'reporter', status: 'completed', timestamp, finished_at: whole.finished_at,
-      duration_ms: 4321, input: 'q', output: 'answer', loop_detected: false, loop_step_index: null, termination_reason: 'completed',
-      termination_detail: null, total_steps: 2, total_tokens: 55, total_cost_usd: 0.75, metadata: [1],
+      id: whole.id,
+      project_id: project.id,
+      agent_name: 'reporter',
+      status: 'completed',
+      timestamp,
+      finished_at: whole.finished_at,
+      duration_ms: 4321,
+      input: 'q',
+      output: 'answer',
+      loop_detected: false,
+      loop_step_index: null,
+      termination_reason: 'completed',
+      termination_detail: null,
+      total_steps: 2,
+      total_tokens: 55,
+      total_cost_usd: 0.75,
+      metadata: [1],
     });
     expect((await getRun(app, key, project.id, whole.id)).body.status).toBe('completed');
     const steps = (await getSteps(app, key, project.id, whole.id, timestamp)).body;
-    expect(steps).toMatchObject([{ index: 0, type: 'llm', output: 'thinking', tokens: 50 }, { index: 1, type: 'tool', tool_name: 'search', output: 'hits' }]);
+    expect(steps).toMatchObject([
+      { index: 0, type: 'llm', output: 'thinking', tokens: 50 },
+      { index: 1, type: 'tool', tool_name: 'search', output: 'hits' },
+    ]);
 
-    expect(await readRun(app, key, project.id, failed)).toMatchObject({ status: 'failed', termination_reason: 'error', duration_ms: 10, total_steps: 0, output: '' });
+    expect(await readRun(app, key, project.id, failed)).toMatchObject({
+      status: 'failed',
+      termination_reason: 'error',
+      duration_ms: 10,
+      total_steps: 0,
+      output: '',
+    });
     expect(await readRun(app, key, project.id, timedOut)).toMatchObject({
-      status: 'timed_out', termination_reason: 'budget_exceeded', termination_detail: 'spent', duration_ms: 0,
-      total_steps: 1, total_tokens: 9, total_cost_usd: 1.5,
+      status: 'timed_out',
+      termination_reason: 'budget_exceeded',
+      termination_detail: 'spent',
+      duration_ms: 0,
+      total_steps: 1,
+      total_tokens: 9,
+      total_cost_usd: 1.5,
     });
     // A whole run is finished: it takes no steps and no other outcome; the same finish is a no-op.
     expectError(await postSteps(app, key, whole, [llm(2, 'late')]), 409, 'conflict');
@@ -85,24 +166,31 @@ describe('success', () => {
     expect(await finishedRowCount(app, project.id, whole.id)).toBe(1);
   });
 
-  it.each([['completed', 'completed'], ['failed', 'error'], ['cancelled', 'cancelled'], ['timed_out', 'timeout']])(
-    'a whole run with status %s defaults termination_reason to %s and finished_at to now',
-    async (status, reason) => {
-      const { project, key } = await setUpProject(app);
-      const [result] = (await postBatch(app, key, [{ agent_name: 'a', timestamp: at(app, -2000), status }])).body.results;
-      expect(await readRun(app, key, project.id, result)).toMatchObject({
-        status, termination_reason: reason, finished_at: app.clock.now().toISOString(), duration_ms: 2000,
-      });
-    },
-  );
+  it.each([
+    ['completed', 'completed'],
+    ['failed', 'error'],
+    ['cancelled', 'cancelled'],
+    ['timed_out', 'timeout'],
+  ])('a whole run with status %s defaults termination_reason to %s and finished_at to now', async (status, reason) => {
+    const { project, key } = await setUpProject(app);
+    const [result] = (await postBatch(app, key, [{ agent_name: 'a', timestamp: at(app, -2000), status }])).body.results;
+    expect(await readRun(app, key, project.id, result)).toMatchObject({
+      status,
+      termination_reason: reason,
+      finished_at: app.clock.now().toISOString(),
+      duration_ms: 2000,
+    });
+  });
 
   it('mixes starts and whole runs in one batch, and takes empty steps', async () => {
     const { project, key } = await setUpProject(app);
-    const results = (await postBatch(app, key, [
-      { agent_name: 'live' },
-      { agent_name: 'done', status: 'completed', steps: [] },
-      { agent_name: 'live-with-metadata', metadata: [1, 2] },
-    ])).body.results as { id: string; timestamp: string }[];
+    const results = (
+      await postBatch(app, key, [
+        { agent_name: 'live' },
+        { agent_name: 'done', status: 'completed', steps: [] },
+        { agent_name: 'live-with-metadata', metadata: [1, 2] },
+      ])
+    ).body.results as { id: string; timestamp: string }[];
     expect((await readRun(app, key, project.id, results[0])).status).toBe('running');
     expect((await readRun(app, key, project.id, results[1])).status).toBe('completed');
     expect((await readRun(app, key, project.id, results[2])).metadata).toEqual([1, 2]);
@@ -110,13 +198,21 @@ describe('success', () => {
 
   it('takes 1000 items', async () => {
     const { project, key } = await setUpProject(app);
-    const items = Array.from({ length: 1000 }, (_, i) => (i % 2 === 0 ? { agent_name: `a${i}` } : { agent_name: `a${i}`, status: 'completed' }));
+    const items = Array.from({ length: 1000 }, (_, i) =>
+      i % 2 === 0 ? { agent_name: `a${i}` } : { agent_name: `a${i}`, status: 'completed' },
+    );
     const res = await postBatch(app, key, items);
     expect(res.status).toBe(200);
     expect(res.body.results).toHaveLength(1000);
     expect((res.body.results as ItemResult[]).every((result) => result.id && !result.error)).toBe(true);
-    expect(await readRun(app, key, project.id, res.body.results[998])).toMatchObject({ agent_name: 'a998', status: 'running' });
-    expect(await readRun(app, key, project.id, res.body.results[999])).toMatchObject({ agent_name: 'a999', status: 'completed' });
+    expect(await readRun(app, key, project.id, res.body.results[998])).toMatchObject({
+      agent_name: 'a998',
+      status: 'running',
+    });
+    expect(await readRun(app, key, project.id, res.body.results[999])).toMatchObject({
+      agent_name: 'a999',
+      status: 'completed',
+    });
   });
 });
 
@@ -126,13 +222,22 @@ describe('partial success', () => {
     const good = () => ({ agent_name: 'good', id: randomUUID(), timestamp: at(app, -1000) });
     const items: unknown[] = [
       good(),
-      { agent_name: 'bad', status: 'completed', steps: [llm(0, 'a'), llm(1, 'b'), llm(2, 'c'), { index: 3, type: 'tool' }] },
+      {
+        agent_name: 'bad',
+        status: 'completed',
+        steps: [llm(0, 'a'), llm(1, 'b'), llm(2, 'c'), { index: 3, type: 'tool' }],
+      },
       { ...good(), status: 'completed', steps: [tool(0, 'ok', 'x', 'y')] },
       { agent_name: '' },
       { agent_name: 'future', timestamp: at(app, 10 * 60_000) },
       { agent_name: 'typo', stauts: 'completed' },
       { agent_name: 'finish fields without status', output: 'x' },
-      { agent_name: 'finishes before it starts', timestamp: at(app, -1000), finished_at: at(app, -2000), status: 'completed' },
+      {
+        agent_name: 'finishes before it starts',
+        timestamp: at(app, -1000),
+        finished_at: at(app, -2000),
+        status: 'completed',
+      },
       { agent_name: 'abandoned', status: 'completed', termination_reason: 'abandoned' },
       { agent_name: 'not a status', status: 'running' },
       { agent_name: 'bad id', id: 'abc' },
@@ -168,7 +273,9 @@ describe('partial success', () => {
       expect(results[i]).toEqual({ id: item.id, timestamp: item.timestamp });
       expect((await readRun(app, key, project.id, item)).agent_name).toBe('good');
     }
-    expect((await readRun(app, key, project.id, items[2] as { id: string; timestamp: string })).status).toBe('completed');
+    expect((await readRun(app, key, project.id, items[2] as { id: string; timestamp: string })).status).toBe(
+      'completed',
+    );
   });
 
   it('a batch of only bad items is still 200 with an error per item', async () => {
@@ -185,9 +292,14 @@ describe('partial success', () => {
     const { project, key } = await setUpProject(app);
     const id = randomUUID();
     const timestamp = at(app, -1000);
-    const json = `{"runs":[{"agent_name":"a","metadata":[1e999]},{"agent_name":"b","status":"completed","total_cost_usd":1e999},`
-      + `{"agent_name":"c","id":"${id}","timestamp":"${timestamp}","status":"completed","steps":[{"index":0,"type":"llm","cost_usd":0.5}]}]}`;
-    const res = await app.http.post('/ingest/agent/runs/batch').set(keyAuth(key)).set('Content-Type', 'application/json').send(json);
+    const json =
+      `{"runs":[{"agent_name":"a","metadata":[1e999]},{"agent_name":"b","status":"completed","total_cost_usd":1e999},` +
+      `{"agent_name":"c","id":"${id}","timestamp":"${timestamp}","status":"completed","steps":[{"index":0,"type":"llm","cost_usd":0.5}]}]}`;
+    const res = await app.http
+      .post('/ingest/agent/runs/batch')
+      .set(keyAuth(key))
+      .set('Content-Type', 'application/json')
+      .send(json);
     expect(res.status).toBe(200);
     expect(res.body.results[0].error.message).toContain('metadata');
     expect(res.body.results[1].error.message).toContain('total_cost_usd');
@@ -198,9 +310,14 @@ describe('partial success', () => {
   it('a whole run starting ahead of now, finished at the default "now", fails only its own item', async () => {
     const { project, key } = await setUpProject(app);
     const good = { agent_name: 'good', id: randomUUID(), timestamp: at(app, -1000), status: 'completed' };
-    const res = await postBatch(app, key, [{ agent_name: 'ahead', timestamp: at(app, 60_000), status: 'completed' }, good]);
+    const res = await postBatch(app, key, [
+      { agent_name: 'ahead', timestamp: at(app, 60_000), status: 'completed' },
+      good,
+    ]);
     expect(res.status).toBe(200);
-    expect(res.body.results[0]).toEqual({ error: { code: 'validation_failed', message: expect.stringContaining('finished_at') } });
+    expect(res.body.results[0]).toEqual({
+      error: { code: 'validation_failed', message: expect.stringContaining('finished_at') },
+    });
     expect(res.body.results[1]).toEqual({ id: good.id, timestamp: good.timestamp });
     expect(await readRun(app, key, project.id, good)).toMatchObject({ status: 'completed' });
   });
@@ -215,22 +332,49 @@ describe('failures of the whole batch', () => {
     ['an unknown top-level field', { runs: [{ agent_name: 'a' }], flush: true }],
   ])('refuses %s with 400 and stores nothing', async (_name, body) => {
     const { key } = await setUpProject(app);
-    const res = await app.http.post('/ingest/agent/runs/batch').set(keyAuth(key)).send(body as object);
+    const res = await app.http
+      .post('/ingest/agent/runs/batch')
+      .set(keyAuth(key))
+      .send(body as object);
     expectError(res, 400, 'validation_failed');
   });
 
   it('1001 items: none of them is stored', async () => {
     const { project, key } = await setUpProject(app);
-    const items = Array.from({ length: 1001 }, () => ({ agent_name: 'a', id: randomUUID(), timestamp: at(app, -1000) }));
+    const items = Array.from({ length: 1001 }, () => ({
+      agent_name: 'a',
+      id: randomUUID(),
+      timestamp: at(app, -1000),
+    }));
     expectFieldError(await postBatch(app, key, items), 'runs');
     expect(await liveRowCount(app, project.id, items[0].id)).toBe(0);
   });
 
   it('refuses malformed JSON (400), a non-JSON body (415) and a missing key (401)', async () => {
     const { key } = await setUpProject(app);
-    expectError(await app.http.post('/ingest/agent/runs/batch').set(keyAuth(key)).set('Content-Type', 'application/json').send('{"runs":[{]}'), 400, 'malformed_json');
-    expectError(await app.http.post('/ingest/agent/runs/batch').set(keyAuth(key)).set('Content-Type', 'text/csv').send('agent_name\na'), 415, 'unsupported_media_type');
-    expectError(await app.http.post('/ingest/agent/runs/batch').send({ runs: [{ agent_name: 'a' }] }), 401, 'unauthenticated');
+    expectError(
+      await app.http
+        .post('/ingest/agent/runs/batch')
+        .set(keyAuth(key))
+        .set('Content-Type', 'application/json')
+        .send('{"runs":[{]}'),
+      400,
+      'malformed_json',
+    );
+    expectError(
+      await app.http
+        .post('/ingest/agent/runs/batch')
+        .set(keyAuth(key))
+        .set('Content-Type', 'text/csv')
+        .send('agent_name\na'),
+      415,
+      'unsupported_media_type',
+    );
+    expectError(
+      await app.http.post('/ingest/agent/runs/batch').send({ runs: [{ agent_name: 'a' }] }),
+      401,
+      'unauthenticated',
+    );
   });
 });
 
@@ -239,7 +383,11 @@ describe('idempotent retries', () => {
     const { project, key } = await setUpProject(app);
     const timestamp = at(app, -60_000);
     const items = Array.from({ length: 5 }, (_, i) => ({
-      agent_name: 'a', id: randomUUID(), timestamp: plus(timestamp, i), status: 'completed', finished_at: plus(timestamp, 1000 + i),
+      agent_name: 'a',
+      id: randomUUID(),
+      timestamp: plus(timestamp, i),
+      status: 'completed',
+      finished_at: plus(timestamp, 1000 + i),
       steps: [llm(0, `x${i}`, { tokens: 10 }), tool(1, 'search', String(i), 'ok', { tokens: 1 })],
     }));
     const first = await postBatch(app, key, items);
@@ -251,7 +399,11 @@ describe('idempotent retries', () => {
     }
     for (const item of items) {
       expect(await finishedRowCount(app, project.id, item.id)).toBe(1);
-      expect(await readRun(app, key, project.id, item)).toMatchObject({ status: 'completed', total_steps: 2, total_tokens: 11 });
+      expect(await readRun(app, key, project.id, item)).toMatchObject({
+        status: 'completed',
+        total_steps: 2,
+        total_tokens: 11,
+      });
       expect((await getSteps(app, key, project.id, item.id, item.timestamp)).body).toHaveLength(2);
     }
     const list = await listRuns(app, key, project.id);
@@ -261,7 +413,12 @@ describe('idempotent retries', () => {
 
   it('a retried batch where only some runs were new stores the new ones once and leaves the others alone', async () => {
     const { project, key } = await setUpProject(app);
-    const whole = (agent: string) => ({ agent_name: agent, id: randomUUID(), timestamp: at(app, -5000), status: 'completed' });
+    const whole = (agent: string) => ({
+      agent_name: agent,
+      id: randomUUID(),
+      timestamp: at(app, -5000),
+      status: 'completed',
+    });
     const [a, b] = [whole('a'), whole('b')];
     await postBatch(app, key, [a]);
     await postBatch(app, key, [a, b, { ...a }]);
@@ -273,7 +430,10 @@ describe('idempotent retries', () => {
     const { project, key } = await setUpProject(app);
     const item = { agent_name: 'a', id: randomUUID(), timestamp: at(app, -5000), status: 'completed' };
     const res = await postBatch(app, key, [item, item]);
-    expect(res.body.results).toEqual([{ id: item.id, timestamp: item.timestamp }, { id: item.id, timestamp: item.timestamp }]);
+    expect(res.body.results).toEqual([
+      { id: item.id, timestamp: item.timestamp },
+      { id: item.id, timestamp: item.timestamp },
+    ]);
     expect(await finishedRowCount(app, project.id, item.id)).toBe(1);
   });
 
@@ -300,11 +460,15 @@ describe('idempotent retries', () => {
 });
 
 describe('loops in whole runs', () => {
-  it('detects a loop in a whole run\'s steps', async () => {
+  it("detects a loop in a whole run's steps", async () => {
     const { project, key } = await setUpProject(app);
     const steps = [llm(0, 'plan'), ...[1, 2, 3].map((i) => failingTool(i, 'deploy', '{"env":"prod"}', `error ${i}`))];
     const [result] = (await postBatch(app, key, [{ agent_name: 'a', status: 'failed', steps }])).body.results;
-    expect(await readRun(app, key, project.id, result)).toMatchObject({ loop_detected: true, loop_step_index: 1, status: 'failed' });
+    expect(await readRun(app, key, project.id, result)).toMatchObject({
+      loop_detected: true,
+      loop_step_index: 1,
+      status: 'failed',
+    });
   });
 });
 
@@ -312,7 +476,11 @@ describe('concurrent copies of a whole run', () => {
   it('a whole run sent by two concurrent batches (a retry while the first is still in flight) is stored once', async () => {
     const { project, key } = await setUpProject(app);
     const run = { agent_name: 'a', id: randomUUID(), timestamp: at(app, -3000), status: 'completed' };
-    const responses = await Promise.all([postBatch(app, key, [run]), postBatch(app, key, [run]), postBatch(app, key, [run])]);
+    const responses = await Promise.all([
+      postBatch(app, key, [run]),
+      postBatch(app, key, [run]),
+      postBatch(app, key, [run]),
+    ]);
     for (const res of responses) expect(res.status).toBe(200);
     expect(await finishedRowCount(app, project.id, run.id)).toBe(1);
   });

@@ -30,8 +30,17 @@ it('callers arriving while a call is under way go together in the next one', asy
 
 it('a call holds at most maxItems, never splitting one caller', async () => {
   const { batcher, calls } = recordingBatcher(3);
-  await Promise.all([batcher.submit([1, 2]), batcher.submit([3, 4]), batcher.submit([5]), batcher.submit([6, 7, 8, 9])]);
-  expect(calls).toEqual([[1, 2], [3, 4, 5], [6, 7, 8, 9]]);
+  await Promise.all([
+    batcher.submit([1, 2]),
+    batcher.submit([3, 4]),
+    batcher.submit([5]),
+    batcher.submit([6, 7, 8, 9]),
+  ]);
+  expect(calls).toEqual([
+    [1, 2],
+    [3, 4, 5],
+    [6, 7, 8, 9],
+  ]);
 });
 
 it('a failed call rejects every caller in it, and no caller is answered', async () => {

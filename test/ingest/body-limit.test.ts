@@ -2,12 +2,26 @@
 import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
-import { at, expectError, getSteps, keyAuth, liveRowCount, postBatch, postFinish, postSteps, readRun, startRun, TEST_ENV } from './run-helpers';
+import {
+  at,
+  expectError,
+  getSteps,
+  keyAuth,
+  liveRowCount,
+  postBatch,
+  postFinish,
+  postSteps,
+  readRun,
+  startRun,
+  TEST_ENV,
+} from './run-helpers';
 
 const LIMIT = 64 * 1024;
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp({ ...TEST_ENV, INGEST_BODY_LIMIT_BYTES: String(LIMIT) }); });
+beforeAll(async () => {
+  app = await startTestApp({ ...TEST_ENV, INGEST_BODY_LIMIT_BYTES: String(LIMIT) });
+});
 afterAll(() => app.close());
 
 /** A start body of exactly `size` bytes. */
@@ -19,7 +33,9 @@ const startOfSize = (size: number) => {
 it('refuses a start over the limit with 413, and stores nothing', async () => {
   const { project, key } = await setUpProject(app);
   const id = randomUUID();
-  const res = await app.http.post('/ingest/agent/runs').set(keyAuth(key))
+  const res = await app.http
+    .post('/ingest/agent/runs')
+    .set(keyAuth(key))
     .send({ agent_name: 'a', id, timestamp: at(app), input: 'x'.repeat(LIMIT) });
   expectError(res, 413, 'payload_too_large');
   expect(await liveRowCount(app, project.id, id)).toBe(0);
@@ -27,7 +43,8 @@ it('refuses a start over the limit with 413, and stores nothing', async () => {
 
 it('a start of exactly the limit is read; one byte over is 413', async () => {
   const { key } = await setUpProject(app);
-  const send = (json: string) => app.http.post('/ingest/agent/runs').set(keyAuth(key)).set('Content-Type', 'application/json').send(json);
+  const send = (json: string) =>
+    app.http.post('/ingest/agent/runs').set(keyAuth(key)).set('Content-Type', 'application/json').send(json);
   expect((await send(startOfSize(LIMIT))).status).toBe(201);
   expectError(await send(startOfSize(LIMIT + 1)), 413, 'payload_too_large');
 });

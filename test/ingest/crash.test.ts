@@ -84,7 +84,10 @@ class CrashLoad {
   private killed: Promise<void> = Promise.resolve();
   private readonly startedAt = Date.now();
 
-  constructor(private readonly service: ChildService, private readonly key: string) {}
+  constructor(
+    private readonly service: ChildService,
+    private readonly key: string,
+  ) {}
 
   /** Runs `clients` clients until the kill; resolves once they have all stopped and the process is gone. */
   async run(clients: number): Promise<void> {
@@ -224,7 +227,11 @@ interface StoredRun {
 
 /** The service's HTTP API for reading runs back, with the project's key. */
 class RunReader {
-  constructor(private readonly url: string, private readonly projectId: string, private readonly key: string) {}
+  constructor(
+    private readonly url: string,
+    private readonly projectId: string,
+    private readonly key: string,
+  ) {}
 
   async get<T>(pathname: string, query: Record<string, string>) {
     const url = `${this.url}/projects/${this.projectId}${pathname}?${new URLSearchParams(query)}`;
@@ -359,19 +366,23 @@ describe('ingest and kill -9', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('keeps every acknowledged write, once and whole, when the service is killed mid-load', async () => {
-    service = await startChildService(dataDir);
-    const project = await createProjectKey(service.url);
-    const load = new CrashLoad(service, project.key);
-    await load.run(CLIENTS);
+  it(
+    'keeps every acknowledged write, once and whole, when the service is killed mid-load',
+    async () => {
+      service = await startChildService(dataDir);
+      const project = await createProjectKey(service.url);
+      const load = new CrashLoad(service, project.key);
+      await load.run(CLIENTS);
 
-    expect(load.unexpectedAnswers).toEqual([]);
-    expect(load.unansweredBeforeKill).toBe(0);
-    expect(load.acknowledgedWrites).toBeGreaterThanOrEqual(MIN_ACKNOWLEDGED_WRITES);
-    expect(load.cutByKill).toBeGreaterThan(0);
+      expect(load.unexpectedAnswers).toEqual([]);
+      expect(load.unansweredBeforeKill).toBe(0);
+      expect(load.acknowledgedWrites).toBeGreaterThanOrEqual(MIN_ACKNOWLEDGED_WRITES);
+      expect(load.cutByKill).toBeGreaterThan(0);
 
-    // The same data directory (and Postgres): readiness comes only once the replayed ingest log is flushed.
-    service = await startChildService(dataDir);
-    await verifyStoredRuns(new RunReader(service.url, project.projectId, project.key), load);
-  }, TEST_TIMEOUT_MS);
+      // The same data directory (and Postgres): readiness comes only once the replayed ingest log is flushed.
+      service = await startChildService(dataDir);
+      await verifyStoredRuns(new RunReader(service.url, project.projectId, project.key), load);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -7,11 +7,26 @@ import type { Response } from 'supertest';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, getRun, getSteps, keyAuth, listRuns, llm, postBatch, postFinish, postSteps, readRun, startRun, TEST_ENV, tool,
+  at,
+  expectError,
+  getRun,
+  getSteps,
+  keyAuth,
+  listRuns,
+  llm,
+  postBatch,
+  postFinish,
+  postSteps,
+  readRun,
+  startRun,
+  TEST_ENV,
+  tool,
 } from './run-helpers';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(TEST_ENV); });
+beforeAll(async () => {
+  app = await startTestApp(TEST_ENV);
+});
 afterAll(async () => {
   await restoreTables();
   await app.close();
@@ -33,7 +48,9 @@ async function dropIngestTables() {
 async function refuseIngestWrites() {
   for (const table of TABLES) {
     await app.stores.ch.command(`RENAME TABLE ${table} TO ${table}_away`);
-    await app.stores.ch.command(`CREATE TABLE ${table} AS ${table}_away ENGINE = Merge(currentDatabase(), '^${table}_away$')`);
+    await app.stores.ch.command(
+      `CREATE TABLE ${table} AS ${table}_away ENGINE = Merge(currentDatabase(), '^${table}_away$')`,
+    );
   }
 }
 
@@ -73,9 +90,18 @@ function expectUnavailable(res: Response) {
 
 type Key = { id: string; timestamp: string };
 const newKey = (offsetMs: number): Key => ({ id: randomUUID(), timestamp: at(app, offsetMs) });
-const start = (key: string, run: Key) => app.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: 'agent', ...run });
+const start = (key: string, run: Key) =>
+  app.http
+    .post('/ingest/agent/runs')
+    .set(keyAuth(key))
+    .send({ agent_name: 'agent', ...run });
 const wholeRun = (run: Key, extra: Record<string, unknown> = {}) => ({
-  agent_name: 'agent', ...run, status: 'completed', finished_at: at(app), steps: [llm(0, 'a', { tokens: 5 }), tool(1, 'search', run.id, 'ok')], ...extra,
+  agent_name: 'agent',
+  ...run,
+  status: 'completed',
+  finished_at: at(app),
+  steps: [llm(0, 'a', { tokens: 5 }), tool(1, 'search', run.id, 'ok')],
+  ...extra,
 });
 
 /** Every run of the project as the reads see it, after waiting for the flush (it fails while ClickHouse does). */
@@ -97,8 +123,18 @@ it('while ClickHouse refuses writes, starts, steps, finishes and batches are ack
   // Runs acknowledged a moment ago are found in the head: steps and finish go on too.
   expect((await postSteps(app, key, starts[0], [llm(0, 'plan', { tokens: 4 }), tool(1, 'search')])).status).toBe(200);
   expect((await postSteps(app, key, starts[0], [llm(2, 'answer', { tokens: 6 })])).status).toBe(200);
-  expect((await postFinish(app, key, starts[1], { status: 'failed', steps: [llm(0, 'x', { tokens: 2 })] })).status).toBe(200);
-  expect((await postBatch(app, key, whole.map((run) => wholeRun(run)))).status).toBe(200);
+  expect(
+    (await postFinish(app, key, starts[1], { status: 'failed', steps: [llm(0, 'x', { tokens: 2 })] })).status,
+  ).toBe(200);
+  expect(
+    (
+      await postBatch(
+        app,
+        key,
+        whole.map((run) => wholeRun(run)),
+      )
+    ).status,
+  ).toBe(200);
   // A run flushed before the outage is read from ClickHouse, which still answers reads.
   expect((await postFinish(app, key, before, { status: 'completed' })).status).toBe(200);
 
@@ -118,11 +154,24 @@ it('while ClickHouse refuses writes, starts, steps, finishes and batches are ack
   const finished = await rowsPerRun('runs', project.id);
   expect([...finished.keys()].sort()).toEqual([before, starts[1], ...whole].map((run) => run.id).sort());
   for (const count of finished.values()) expect(count).toBe(1);
-  expect(await readRun(app, key, project.id, starts[0])).toMatchObject({ status: 'running', total_steps: 3, total_tokens: 10 });
+  expect(await readRun(app, key, project.id, starts[0])).toMatchObject({
+    status: 'running',
+    total_steps: 3,
+    total_tokens: 10,
+  });
   expect((await getSteps(app, key, project.id, starts[0].id, starts[0].timestamp)).body).toHaveLength(3);
-  expect(await readRun(app, key, project.id, starts[1])).toMatchObject({ status: 'failed', total_steps: 1, total_tokens: 2 });
+  expect(await readRun(app, key, project.id, starts[1])).toMatchObject({
+    status: 'failed',
+    total_steps: 1,
+    total_tokens: 2,
+  });
   expect(await readRun(app, key, project.id, before)).toMatchObject({ status: 'completed' });
-  for (const run of whole) expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'completed', total_steps: 2, total_tokens: 5 });
+  for (const run of whole)
+    expect(await readRun(app, key, project.id, run)).toMatchObject({
+      status: 'completed',
+      total_steps: 2,
+      total_tokens: 5,
+    });
 });
 
 it('while the ingest tables are gone: starts are acknowledged; a call that must look its run up in ClickHouse gets 503 and stores nothing', async () => {
@@ -137,7 +186,10 @@ it('while the ingest tables are gone: starts are acknowledged; a call that must 
   expect((await start(key, inHead)).status).toBe(201);
   expect((await postSteps(app, key, inHead, [llm(0, 'a', { tokens: 1 })])).status).toBe(200);
   expect((await postSteps(app, key, inHead, [llm(1, 'b', { tokens: 2 })])).status).toBe(200);
-  expect((await postFinish(app, key, inHead, { status: 'completed', steps: [tool(2, 'search')] })).body).toMatchObject({ total_steps: 3, total_tokens: 3 });
+  expect((await postFinish(app, key, inHead, { status: 'completed', steps: [tool(2, 'search')] })).body).toMatchObject({
+    total_steps: 3,
+    total_tokens: 3,
+  });
   const refused = [
     await postSteps(app, key, flushed, [tool(0, 'search')]),
     await postFinish(app, key, flushed, { status: 'completed' }),
@@ -151,7 +203,11 @@ it('while the ingest tables are gone: starts are acknowledged; a call that must 
   await restoreTables();
   const list = await storedRuns(project.id, key);
   expect([...list.ids].sort()).toEqual([flushed.id, fresh.id, inHead.id].sort());
-  expect(await readRun(app, key, project.id, inHead)).toMatchObject({ status: 'completed', total_steps: 3, total_tokens: 3 });
+  expect(await readRun(app, key, project.id, inHead)).toMatchObject({
+    status: 'completed',
+    total_steps: 3,
+    total_tokens: 3,
+  });
   expect(await readRun(app, key, project.id, flushed)).toMatchObject({ status: 'running', total_steps: 0 });
 });
 
@@ -161,8 +217,14 @@ it('an outage that begins while requests are in flight: every 2xx lands exactly 
   const wholeNames = Array.from({ length: 20 }, (_, i) => `whole-${i}`);
   const send = [
     ...runs.map((run) => () => start(key, run).then((res) => ({ kind: 'start' as const, id: run.id, res }))),
-    ...wholeNames.map((name) => () =>
-      postBatch(app, key, [{ agent_name: name, status: 'completed', steps: [llm(0, name)] }]).then((res) => ({ kind: 'whole' as const, id: name, res }))),
+    ...wholeNames.map(
+      (name) => () =>
+        postBatch(app, key, [{ agent_name: name, status: 'completed', steps: [llm(0, name)] }]).then((res) => ({
+          kind: 'whole' as const,
+          id: name,
+          res,
+        })),
+    ),
   ].sort(() => Math.random() - 0.5);
   const inFlight: ReturnType<(typeof send)[number]>[] = [];
   let outage: Promise<void> | undefined;
@@ -184,17 +246,25 @@ it('an outage that begins while requests are in flight: every 2xx lands exactly 
     sql: 'SELECT agent_name, count() AS n FROM runs WHERE project_id = {project_id:UUID} GROUP BY agent_name ORDER BY agent_name',
     params: { project_id: project.id },
   });
-  expect(finishedByAgent.map((row) => [row.agent_name, Number(row.n)])).toEqual([...wholeNames].sort().map((name) => [name, 1]));
+  expect(finishedByAgent.map((row) => [row.agent_name, Number(row.n)])).toEqual(
+    [...wholeNames].sort().map((name) => [name, 1]),
+  );
   expect((await listRuns(app, key, project.id)).total).toBe(runs.length + wholeNames.length);
 });
 
 describe('when the log cannot take a write', () => {
   it('with the log full, calls get 503 with Retry-After and are not stored; what was acknowledged lands once after recovery', async () => {
     // The same service and stores, with a log of 1 MiB.
-    const small = anotherService(app, { ingestLog: { directory: `${app.config.ingestLog!.directory}-small`, maxBytes: 1024 * 1024 } });
+    const small = anotherService(app, {
+      ingestLog: { directory: `${app.config.ingestLog!.directory}-small`, maxBytes: 1024 * 1024 },
+    });
     try {
       const { project, key } = await setUpProject(small);
-      const heavy = (run: Key) => small.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: 'heavy', input: 'x'.repeat(100_000), ...run });
+      const heavy = (run: Key) =>
+        small.http
+          .post('/ingest/agent/runs')
+          .set(keyAuth(key))
+          .send({ agent_name: 'heavy', input: 'x'.repeat(100_000), ...run });
       await refuseIngestWrites();
       const sent = Array.from({ length: 14 }, (_, i) => ({ id: randomUUID(), timestamp: at(small, -10_000 + i) }));
       const answers: Response[] = [];

@@ -3,31 +3,76 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, expectFieldError, finishedRowCount, getRun, getSteps, keyAuth, listRuns, liveRowCount, llm, postFinish, postSteps, readRun, startRun,
-  TEST_ENV, tool, withMicroseconds, withOffset,
+  at,
+  expectError,
+  expectFieldError,
+  finishedRowCount,
+  getRun,
+  getSteps,
+  keyAuth,
+  listRuns,
+  liveRowCount,
+  llm,
+  postFinish,
+  postSteps,
+  readRun,
+  startRun,
+  TEST_ENV,
+  tool,
+  withMicroseconds,
+  withOffset,
 } from './run-helpers';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(TEST_ENV); });
+beforeAll(async () => {
+  app = await startTestApp(TEST_ENV);
+});
 afterAll(() => app.close());
 
 const MiB = 1024 * 1024;
 const plus = (iso: string, ms: number) => new Date(new Date(iso).getTime() + ms).toISOString();
 const finishRaw = (key: string, runId: string, json: string) =>
-  app.http.post(`/ingest/agent/runs/${runId}/finish`).set(keyAuth(key)).set('Content-Type', 'application/json').send(json);
+  app.http
+    .post(`/ingest/agent/runs/${runId}/finish`)
+    .set(keyAuth(key))
+    .set('Content-Type', 'application/json')
+    .send(json);
 
 describe('success', () => {
   it('answers 200 with the full finished run: duration, totals summed from the steps, defaults; GET reads the same', async () => {
     const { project, key } = await setUpProject(app);
-    const run = await startRun(app, key, { agent_name: 'writer', id: randomUUID(), timestamp: at(app, -60_000), input: 'task', metadata: [7, 8] });
-    await postSteps(app, key, run, [llm(0, 'draft', { tokens: 100, cost_usd: 0.5 }), tool(1, 'spell', 'draft', 'ok', { tokens: 20, cost_usd: 0.25 })]);
+    const run = await startRun(app, key, {
+      agent_name: 'writer',
+      id: randomUUID(),
+      timestamp: at(app, -60_000),
+      input: 'task',
+      metadata: [7, 8],
+    });
+    await postSteps(app, key, run, [
+      llm(0, 'draft', { tokens: 100, cost_usd: 0.5 }),
+      tool(1, 'spell', 'draft', 'ok', { tokens: 20, cost_usd: 0.25 }),
+    ]);
     const finishedAt = plus(run.timestamp, 1234);
     const res = await postFinish(app, key, run, { finished_at: finishedAt, output: 'final text' });
     expect(res.status).toBe(200);
     const expected = {
-      id: run.id, project_id: project.id, agent_name: 'writer', status: 'completed', timestamp: run.timestamp,
-      finished_at: finishedAt, duration_ms: 1234, input: 'task', output: 'final text', loop_detected: false, loop_step_index: null,
-      termination_reason: 'completed', termination_detail: null, total_steps: 2, total_tokens: 120, total_cost_usd: 0.75, metadata: [7, 8],
+      id: run.id,
+      project_id: project.id,
+      agent_name: 'writer',
+      status: 'completed',
+      timestamp: run.timestamp,
+      finished_at: finishedAt,
+      duration_ms: 1234,
+      input: 'task',
+      output: 'final text',
+      loop_detected: false,
+      loop_step_index: null,
+      termination_reason: 'completed',
+      termination_detail: null,
+      total_steps: 2,
+      total_tokens: 120,
+      total_cost_usd: 0.75,
+      metadata: [7, 8],
     };
     expect(res.body).toEqual(expected);
     expect((await getRun(app, key, project.id, run.id, run.timestamp)).body).toEqual(expected);
@@ -50,7 +95,10 @@ describe('success', () => {
   it('takes finished_at equal to the start time (duration 0) and finished_at with an offset', async () => {
     const { key } = await setUpProject(app);
     const a = await startRun(app, key, { timestamp: at(app, -3000) });
-    expect((await postFinish(app, key, a, { finished_at: a.timestamp })).body).toMatchObject({ duration_ms: 0, finished_at: a.timestamp });
+    expect((await postFinish(app, key, a, { finished_at: a.timestamp })).body).toMatchObject({
+      duration_ms: 0,
+      finished_at: a.timestamp,
+    });
     const b = await startRun(app, key, { timestamp: at(app, -3000) });
     const res = await postFinish(app, key, b, { finished_at: withOffset(plus(b.timestamp, 2500), 5) });
     expect(res.body).toMatchObject({ duration_ms: 2500, finished_at: plus(b.timestamp, 2500) });
@@ -77,14 +125,21 @@ describe('success', () => {
     ['timed_out', 'error'],
     ['cancelled', 'timeout'],
     ['completed', 'cancelled'],
-  ])('keeps an explicit termination_reason (status %s, reason %s) and its termination_detail', async (status, reason) => {
-    const { project, key } = await setUpProject(app);
-    const run = await startRun(app, key);
-    const detail = `stopped: ${reason}`;
-    const res = await postFinish(app, key, run, { status, termination_reason: reason, termination_detail: detail });
-    expect(res.body).toMatchObject({ status, termination_reason: reason, termination_detail: detail });
-    expect(await readRun(app, key, project.id, run)).toMatchObject({ status, termination_reason: reason, termination_detail: detail });
-  });
+  ])(
+    'keeps an explicit termination_reason (status %s, reason %s) and its termination_detail',
+    async (status, reason) => {
+      const { project, key } = await setUpProject(app);
+      const run = await startRun(app, key);
+      const detail = `stopped: ${reason}`;
+      const res = await postFinish(app, key, run, { status, termination_reason: reason, termination_detail: detail });
+      expect(res.body).toMatchObject({ status, termination_reason: reason, termination_detail: detail });
+      expect(await readRun(app, key, project.id, run)).toMatchObject({
+        status,
+        termination_reason: reason,
+        termination_detail: detail,
+      });
+    },
+  );
 
   it('takes a termination_detail of exactly 2000 characters and an output of exactly 1 MiB', async () => {
     const { project, key } = await setUpProject(app);
@@ -109,10 +164,13 @@ describe('success', () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
     await postSteps(app, key, run, [llm(0, 'a', { tokens: 100, cost_usd: 1 })]);
-    expect((await postFinish(app, key, run, { total_tokens: 0, total_cost_usd: 0 })).body).toMatchObject({ total_tokens: 0, total_cost_usd: 0 });
+    expect((await postFinish(app, key, run, { total_tokens: 0, total_cost_usd: 0 })).body).toMatchObject({
+      total_tokens: 0,
+      total_cost_usd: 0,
+    });
   });
 
-  it('metadata sent at finish replaces the start\'s; left out, the start\'s stays', async () => {
+  it("metadata sent at finish replaces the start's; left out, the start's stays", async () => {
     const { key } = await setUpProject(app);
     const replaced = await startRun(app, key, { metadata: [1, 2, 3] });
     expect((await postFinish(app, key, replaced, { metadata: [9.5] })).body.metadata).toEqual([9.5]);
@@ -126,7 +184,9 @@ describe('success', () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
     await postSteps(app, key, run, [llm(0, 'a', { tokens: 1 }), llm(1, 'b', { tokens: 2 })]);
-    const res = await postFinish(app, key, run, { steps: [llm(1, 'b2', { tokens: 20 }), tool(2, 'save', 'x', 'saved', { tokens: 300, cost_usd: 0.1 })] });
+    const res = await postFinish(app, key, run, {
+      steps: [llm(1, 'b2', { tokens: 20 }), tool(2, 'save', 'x', 'saved', { tokens: 300, cost_usd: 0.1 })],
+    });
     expect(res.body).toMatchObject({ total_steps: 3, total_tokens: 321, total_cost_usd: 0.1 });
     const steps = (await getSteps(app, key, project.id, run.id, run.timestamp)).body;
     expect(steps.map((step: { output: string }) => step.output)).toEqual(['a', 'b2', 'saved']);
@@ -135,21 +195,33 @@ describe('success', () => {
   it('takes an empty steps array', async () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
-    expect((await postFinish(app, key, run, { steps: [] })).body).toMatchObject({ status: 'completed', total_steps: 0 });
+    expect((await postFinish(app, key, run, { steps: [] })).body).toMatchObject({
+      status: 'completed',
+      total_steps: 0,
+    });
   });
 
   it('finds the run by its start time sent with microseconds, another offset or an upper-case id', async () => {
     const { key } = await setUpProject(app);
     const a = await startRun(app, key, { timestamp: withMicroseconds(at(app, -4000), '987') });
-    expect((await postFinish(app, key, { id: a.id, timestamp: withMicroseconds(a.timestamp, '123') })).status).toBe(200);
+    expect((await postFinish(app, key, { id: a.id, timestamp: withMicroseconds(a.timestamp, '123') })).status).toBe(
+      200,
+    );
     const b = await startRun(app, key, { timestamp: at(app, -4000) });
-    expect((await postFinish(app, key, { id: b.id.toUpperCase(), timestamp: withOffset(b.timestamp, 9) })).body.id).toBe(b.id);
+    expect(
+      (await postFinish(app, key, { id: b.id.toUpperCase(), timestamp: withOffset(b.timestamp, 9) })).body.id,
+    ).toBe(b.id);
   });
 
   it('a run that never had steps finishes with zero totals', async () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
-    expect((await postFinish(app, key, run)).body).toMatchObject({ total_steps: 0, total_tokens: 0, total_cost_usd: 0, loop_detected: false });
+    expect((await postFinish(app, key, run)).body).toMatchObject({
+      total_steps: 0,
+      total_tokens: 0,
+      total_cost_usd: 0,
+      loop_detected: false,
+    });
   });
 });
 
@@ -190,7 +262,9 @@ describe('retries and conflicts', () => {
   it('concurrent first finishes of one run write one row', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
-    const results = await Promise.all(Array.from({ length: 5 }, () => postFinish(app, key, run, { finished_at: plus(run.timestamp, 10) })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => postFinish(app, key, run, { finished_at: plus(run.timestamp, 10) })),
+    );
     for (const res of results) expect(res.body).toEqual(results[0].body);
     expect(await finishedRowCount(app, project.id, run.id)).toBe(1);
   });
@@ -223,7 +297,7 @@ describe('failures', () => {
     expect((await postFinish(app, key, run)).status).toBe(200);
   });
 
-  it('answers 404 when the timestamp is not the run\'s start time', async () => {
+  it("answers 404 when the timestamp is not the run's start time", async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key, { timestamp: at(app, -5000) });
     expectError(await postFinish(app, key, { id: run.id, timestamp: plus(run.timestamp, 1) }), 404, 'not_found');
@@ -242,7 +316,10 @@ describe('failures', () => {
   it('refuses termination_reason abandoned with 400 (only the server abandons runs)', async () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
-    expectFieldError(await postFinish(app, key, run, { status: 'failed', termination_reason: 'abandoned' }), 'termination_reason');
+    expectFieldError(
+      await postFinish(app, key, run, { status: 'failed', termination_reason: 'abandoned' }),
+      'termination_reason',
+    );
   });
 
   it.each<[string, Record<string, unknown>, string]>([
@@ -260,7 +337,11 @@ describe('failures', () => {
     ['negative total_cost_usd', { total_cost_usd: -0.5 }, 'total_cost_usd'],
     ['total_cost_usd as a string', { total_cost_usd: '1.0' }, 'total_cost_usd'],
     ['metadata with a string', { metadata: ['x'] }, 'metadata.0'],
-    ['a tool step without tool_name', { steps: [llm(0, 'a'), llm(1, 'a'), llm(2, 'b'), { index: 3, type: 'tool' }] }, 'steps.3.tool_name'],
+    [
+      'a tool step without tool_name',
+      { steps: [llm(0, 'a'), llm(1, 'a'), llm(2, 'b'), { index: 3, type: 'tool' }] },
+      'steps.3.tool_name',
+    ],
     ['more than 1000 steps', { steps: Array.from({ length: 1001 }, (_, i) => ({ index: i, type: 'other' })) }, 'steps'],
     ['an unknown field', { stauts: 'completed' }, 'stauts'],
     ['agent_name (a start field)', { agent_name: 'renamed' }, 'agent_name'],
@@ -292,9 +373,24 @@ describe('failures', () => {
   it('refuses an invalid runID with 400 invalid_id, malformed JSON with 400 and a non-JSON body with 415', async () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
-    expectError(await app.http.post('/ingest/agent/runs/123/finish').set(keyAuth(key)).send({ timestamp: run.timestamp, status: 'completed' }), 400, 'invalid_id');
+    expectError(
+      await app.http
+        .post('/ingest/agent/runs/123/finish')
+        .set(keyAuth(key))
+        .send({ timestamp: run.timestamp, status: 'completed' }),
+      400,
+      'invalid_id',
+    );
     expectError(await finishRaw(key, run.id, '{"status":"completed"'), 400, 'malformed_json');
-    expectError(await app.http.post(`/ingest/agent/runs/${run.id}/finish`).set(keyAuth(key)).set('Content-Type', 'application/xml').send('<finish/>'), 415, 'unsupported_media_type');
+    expectError(
+      await app.http
+        .post(`/ingest/agent/runs/${run.id}/finish`)
+        .set(keyAuth(key))
+        .set('Content-Type', 'application/xml')
+        .send('<finish/>'),
+      415,
+      'unsupported_media_type',
+    );
   });
 });
 
@@ -308,7 +404,10 @@ describe('live rows of finished runs', () => {
     // The tombstone is written after the answer (the run is already stored finished).
     await app.ingest.drain();
     expect(await liveRowCount(app, project.id, run.id)).toBe(0);
-    const retry = await app.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: 'agent', id: run.id, timestamp: run.timestamp });
+    const retry = await app.http
+      .post('/ingest/agent/runs')
+      .set(keyAuth(key))
+      .send({ agent_name: 'agent', id: run.id, timestamp: run.timestamp });
     expect(retry.status).toBe(201);
     expect(await liveRowCount(app, project.id, run.id)).toBe(0);
     expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'completed' });

@@ -7,12 +7,26 @@ import { toClickHouseTime } from '../../src/db/clickhouse';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectFieldError, getSteps, keyAuth, listRuns, llm, postBatch, postFinish, postSteps, readRun, startRun, TEST_ENV, tool,
+  at,
+  expectFieldError,
+  getSteps,
+  keyAuth,
+  listRuns,
+  llm,
+  postBatch,
+  postFinish,
+  postSteps,
+  readRun,
+  startRun,
+  TEST_ENV,
+  tool,
 } from './run-helpers';
 
 let app: TestApp;
 // A flush interval of a minute: anything a test reads right after writing was flushed by the read's barrier.
-beforeAll(async () => { app = await startTestApp({ ...TEST_ENV, INGEST_FLUSH_INTERVAL_MS: '60000' }); });
+beforeAll(async () => {
+  app = await startTestApp({ ...TEST_ENV, INGEST_FLUSH_INTERVAL_MS: '60000' });
+});
 afterAll(() => app.close());
 
 /** The same service over the same stores, with its own ingest log directory (a restarted process, in effect). */
@@ -20,7 +34,9 @@ const serviceOn = (directory: string) => anotherService(app, { ingestLog: { ...a
 
 async function rowCount(table: string, projectId: string): Promise<number> {
   const [row] = await app.stores.ch.query<{ n: number }>({
-    name: 'test.count', sql: `SELECT count() AS n FROM ${table} WHERE project_id = {project_id:UUID}`, params: { project_id: projectId },
+    name: 'test.count',
+    sql: `SELECT count() AS n FROM ${table} WHERE project_id = {project_id:UUID}`,
+    params: { project_id: projectId },
   });
   return Number(row.n);
 }
@@ -34,12 +50,24 @@ describe('read-your-writes', () => {
     await postSteps(app, key, run, [llm(0, 'plan', { tokens: 3 })]);
     expect((await getSteps(app, key, project.id, run.id, run.timestamp)).body).toHaveLength(1);
     await postFinish(app, key, run, { status: 'completed', steps: [tool(1, 'search')] });
-    expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'completed', total_steps: 2, total_tokens: 3 });
+    expect(await readRun(app, key, project.id, run)).toMatchObject({
+      status: 'completed',
+      total_steps: 2,
+      total_tokens: 3,
+    });
     expect((await listRuns(app, key, project.id)).ids).toEqual([run.id]);
     const window = { from: at(app, -3_600_000), to: at(app, 60_000) };
-    const summary = await app.http.get(`/projects/${project.id}/agent/summary`).query(window).set(keyAuth(key)).expect(200);
+    const summary = await app.http
+      .get(`/projects/${project.id}/agent/summary`)
+      .query(window)
+      .set(keyAuth(key))
+      .expect(200);
     expect(summary.body.current).toMatchObject({ total_runs: 1, completed_runs: 1, total_steps: 2 });
-    const health = await app.http.get(`/projects/${project.id}/agent/health`).query(window).set(keyAuth(key)).expect(200);
+    const health = await app.http
+      .get(`/projects/${project.id}/agent/health`)
+      .query(window)
+      .set(keyAuth(key))
+      .expect(200);
     expect(health.body).toEqual([expect.objectContaining({ agent_name: 'fresh', total_runs: 1 })]);
   });
 
@@ -48,7 +76,10 @@ describe('read-your-writes', () => {
     const run = await startRun(app, key);
     await postFinish(app, key, run, { status: 'completed', steps: [llm(0, 'a'), llm(1, 'b')] });
     await app.writer.flushed(project.id);
-    expect({ runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual({ runs: 1, steps: 2 });
+    expect({ runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual({
+      runs: 1,
+      steps: 2,
+    });
   });
 });
 
@@ -67,8 +98,11 @@ describe('restart', () => {
       const second = serviceOn(directory);
       try {
         const notReady = await second.http.get('/readyz');
-        expect({ status: notReady.status, code: notReady.body.error?.code, retryAfter: notReady.headers['retry-after'] })
-          .toEqual({ status: 503, code: 'unavailable', retryAfter: '1' });
+        expect({
+          status: notReady.status,
+          code: notReady.body.error?.code,
+          retryAfter: notReady.headers['retry-after'],
+        }).toEqual({ status: 503, code: 'unavailable', retryAfter: '1' });
         // The head knows the run acknowledged before the restart: its finish needs no lookup in ClickHouse.
         expect((await postFinish(second, key, started, { status: 'completed' })).status).toBe(200);
         expect((await postFinish(second, key, finished, { status: 'completed' })).status).toBe(409);
@@ -102,17 +136,26 @@ describe('a crash between an insert and the deletion of its segment', () => {
     await app.stores.ch.command('RENAME TABLE live_runs_away TO live_runs');
     const crashed = `${directory}-crashed`;
     fs.mkdirSync(crashed);
-    for (const name of fs.readdirSync(directory).filter((file) => file.endsWith('.log'))) fs.copyFileSync(path.join(directory, name), path.join(crashed, name));
+    for (const name of fs.readdirSync(directory).filter((file) => file.endsWith('.log')))
+      fs.copyFileSync(path.join(directory, name), path.join(crashed, name));
     expect(fs.readdirSync(crashed).length).toBeGreaterThan(0);
     await app.writer.flushed(project.id);
-    const before = { live: await rowCount('live_runs', project.id), runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) };
+    const before = {
+      live: await rowCount('live_runs', project.id),
+      runs: await rowCount('runs', project.id),
+      steps: await rowCount('run_steps', project.id),
+    };
     expect(before).toEqual({ live: 5, runs: 2, steps: 3 });
 
     const restarted = serviceOn(crashed);
     try {
       await restarted.writer.flushed(project.id);
       expect(fs.readdirSync(crashed).filter((file) => file.endsWith('.log'))).toEqual([]);
-      expect({ live: await rowCount('live_runs', project.id), runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual(before);
+      expect({
+        live: await rowCount('live_runs', project.id),
+        runs: await rowCount('runs', project.id),
+        steps: await rowCount('run_steps', project.id),
+      }).toEqual(before);
     } finally {
       await restarted.ingest.drain();
       fs.rmSync(crashed, { recursive: true, force: true });
@@ -121,12 +164,15 @@ describe('a crash between an insert and the deletion of its segment', () => {
 });
 
 describe('any mix of dates', () => {
-  it('a batch of whole runs over 150 months lands in one flush, with another tenant\'s batch beside it', async () => {
+  it("a batch of whole runs over 150 months lands in one flush, with another tenant's batch beside it", async () => {
     const spread = await setUpProject(app);
     const neighbour = await setUpProject(app);
     const month = 31 * 86_400_000;
     const oldRuns = Array.from({ length: 150 }, (_, i) => ({
-      agent_name: 'backfill', timestamp: at(app, -(i + 1) * month), finished_at: at(app, -(i + 1) * month + 1000), status: 'completed',
+      agent_name: 'backfill',
+      timestamp: at(app, -(i + 1) * month),
+      finished_at: at(app, -(i + 1) * month + 1000),
+      status: 'completed',
     }));
     const [spreadRes, neighbourRes] = await Promise.all([
       postBatch(app, spread.key, oldRuns),
@@ -146,7 +192,10 @@ describe('bad rows', () => {
   it('a lone UTF-16 surrogate is refused at the door with 400, on every ingest call; neighbours in a batch are stored', async () => {
     const { project, key } = await setUpProject(app);
     const lone = 'agent \ud800';
-    expectFieldError(await app.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: lone }), 'agent_name');
+    expectFieldError(
+      await app.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: lone }),
+      'agent_name',
+    );
     const run = await startRun(app, key);
     expectFieldError(await postSteps(app, key, run, [llm(0, lone)]), 'steps.0.output');
     expectFieldError(await postFinish(app, key, run, { status: 'completed', output: lone }), 'output');
@@ -155,7 +204,7 @@ describe('bad rows', () => {
     expect((await listRuns(app, key, project.id)).total).toBe(2);
   });
 
-  it('a row the engine refuses is set aside in the dead-letter file; the rest of its flush lands, other tenants\' too', async () => {
+  it("a row the engine refuses is set aside in the dead-letter file; the rest of its flush lands, other tenants' too", async () => {
     const mine = await setUpProject(app);
     const other = await setUpProject(app);
     const starts = await Promise.all([
@@ -165,19 +214,43 @@ describe('bad rows', () => {
     // A row that got past validation (an older version, a gap in it): written straight to the log.
     const badId = '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a70';
     await app.writer.write({
-      projectId: mine.project.id, finished: [], replaced: [], steps: [], traces: [],
-      live: [{
-        project_id: mine.project.id, timestamp: toClickHouseTime(app.clock.now()), id: badId, version: 0, finished: 0,
-        agent_name: 'bad \ud800', input: '', metadata: [], loop_detected: false, loop_step_index: null,
-        total_steps: 0, total_tokens: 0, total_cost_usd: 0, tool_calls: 0, tool_names: [],
-      }],
+      projectId: mine.project.id,
+      finished: [],
+      replaced: [],
+      steps: [],
+      traces: [],
+      live: [
+        {
+          project_id: mine.project.id,
+          timestamp: toClickHouseTime(app.clock.now()),
+          id: badId,
+          version: 0,
+          finished: 0,
+          agent_name: 'bad \ud800',
+          input: '',
+          metadata: [],
+          loop_detected: false,
+          loop_step_index: null,
+          total_steps: 0,
+          total_tokens: 0,
+          total_cost_usd: 0,
+          tool_calls: 0,
+          tool_names: [],
+        },
+      ],
     });
     await app.writer.flushed(mine.project.id);
     expect((await listRuns(app, mine.key, mine.project.id)).total).toBe(5);
     expect((await listRuns(app, other.key, other.project.id)).total).toBe(5);
     expect(starts).toHaveLength(10);
-    const deadLetters = fs.readFileSync(path.join(app.config.ingestLog!.directory, 'dead-letter.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
-    expect(deadLetters).toEqual([expect.objectContaining({ table: 'live_runs', reason: expect.stringContaining('surrogate') })]);
+    const deadLetters = fs
+      .readFileSync(path.join(app.config.ingestLog!.directory, 'dead-letter.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(deadLetters).toEqual([
+      expect.objectContaining({ table: 'live_runs', reason: expect.stringContaining('surrogate') }),
+    ]);
     expect(deadLetters[0].row).toContain(badId);
     expect(app.writer.backlog().rows).toBe(0);
   });
@@ -192,10 +265,20 @@ describe('INGEST_LOG=off', () => {
       // Nothing waits in a log: the row is in ClickHouse already, without any flush.
       expect(await rowCount('live_runs', project.id)).toBe(1);
       expect((await postSteps(stateless, key, run, [llm(0, 'a', { tokens: 2 })])).status).toBe(200);
-      expect((await postFinish(stateless, key, run, { status: 'completed' })).body).toMatchObject({ status: 'completed', total_tokens: 2 });
+      expect((await postFinish(stateless, key, run, { status: 'completed' })).body).toMatchObject({
+        status: 'completed',
+        total_tokens: 2,
+      });
       expect((await postBatch(stateless, key, [{ agent_name: 'whole', status: 'failed' }])).status).toBe(200);
-      expect({ runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual({ runs: 2, steps: 1 });
-      expect((await stateless.http.get('/readyz').expect(200)).body.ingest_backlog).toEqual({ rows: 0, bytes: 0, oldest_age_ms: 0 });
+      expect({ runs: await rowCount('runs', project.id), steps: await rowCount('run_steps', project.id) }).toEqual({
+        runs: 2,
+        steps: 1,
+      });
+      expect((await stateless.http.get('/readyz').expect(200)).body.ingest_backlog).toEqual({
+        rows: 0,
+        bytes: 0,
+        oldest_age_ms: 0,
+      });
     } finally {
       await stateless.ingest.drain();
     }

@@ -8,7 +8,9 @@ import { IngestLog, readFrames } from '../../src/ingest/log';
 
 const quiet = pino({ level: 'silent' });
 let directory: string;
-beforeEach(() => { directory = fs.mkdtempSync(path.join(os.tmpdir(), 'runwatch-log-')); });
+beforeEach(() => {
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'runwatch-log-'));
+});
 afterEach(() => {
   jest.restoreAllMocks();
   fs.rmSync(directory, { recursive: true, force: true });
@@ -17,7 +19,11 @@ afterEach(() => {
 const open = (maxBytes = 1024 ** 3) => IngestLog.open({ directory, maxBytes, log: quiet, rowsOf: () => 1 });
 const record = (i: number) => Buffer.from(`record ${i} ${'x'.repeat(i % 7)}`);
 const texts = (records: { payload: Buffer }[]) => records.map(({ payload }) => payload.toString());
-const segmentFiles = () => fs.readdirSync(directory).filter((name) => name.endsWith('.log')).map((name) => path.join(directory, name));
+const segmentFiles = () =>
+  fs
+    .readdirSync(directory)
+    .filter((name) => name.endsWith('.log'))
+    .map((name) => path.join(directory, name));
 
 describe('durability', () => {
   it('acknowledges each append only after the write holding it returned from a file opened with O_DSYNC', async () => {
@@ -25,13 +31,21 @@ describe('durability', () => {
     const events: string[] = [];
     const durableFds = new Set<number>();
     const { open: openFile, writev } = fs;
-    jest.spyOn(fs, 'open').mockImplementation(((file: string, flags: number, callback: (e: Error | null, fd: number) => void) =>
+    jest.spyOn(fs, 'open').mockImplementation(((
+      file: string,
+      flags: number,
+      callback: (e: Error | null, fd: number) => void,
+    ) =>
       openFile(file, flags, (error, fd) => {
         // O_DSYNC: each write returns once its data (and the metadata needed to read it) is on disk.
         if (!error && (flags & fs.constants.O_DSYNC) === fs.constants.O_DSYNC) durableFds.add(fd);
         callback(error, fd);
       })) as never);
-    jest.spyOn(fs, 'writev').mockImplementation(((fd: number, buffers: Buffer[], callback: (e: Error | null, bytes: number) => void) =>
+    jest.spyOn(fs, 'writev').mockImplementation(((
+      fd: number,
+      buffers: Buffer[],
+      callback: (e: Error | null, bytes: number) => void,
+    ) =>
       writev(fd, buffers, (error, bytes) => {
         const written = readFrames(Buffer.concat(buffers)).payloads;
         events.push(...written.map((payload) => `${durableFds.has(fd) ? 'durable' : 'plain'} write:${payload}`));
@@ -45,20 +59,33 @@ describe('durability', () => {
     for (let i = 0; i <= 20; i += 1) {
       const written = events.indexOf(`durable write:${record(i)}`);
       const acked = events.indexOf(`ack ${i}`);
-      expect({ i, durablyWrittenBeforeAck: written >= 0 && written < acked }).toEqual({ i, durablyWrittenBeforeAck: true });
+      expect({ i, durablyWrittenBeforeAck: written >= 0 && written < acked }).toEqual({
+        i,
+        durablyWrittenBeforeAck: true,
+      });
     }
     // Group commit: the 20 concurrent appends shared far fewer writes than 20.
     const writeCalls = fs.writev as unknown as jest.Mock;
     expect(writeCalls.mock.calls.length).toBeLessThan(10);
   });
 
-  it('makes a new segment\'s directory entry durable before acknowledging a record in it', async () => {
+  it("makes a new segment's directory entry durable before acknowledging a record in it", async () => {
     const events: string[] = [];
     const { fsync, writev } = fs;
     jest.spyOn(fs, 'fsync').mockImplementation(((fd: number, callback: (e: Error | null) => void) =>
-      fsync(fd, (error) => { events.push('fsync'); callback(error); })) as never);
-    jest.spyOn(fs, 'writev').mockImplementation(((fd: number, buffers: Buffer[], callback: (e: Error | null, bytes: number) => void) =>
-      writev(fd, buffers, (error, bytes) => { events.push('write'); callback(error, bytes); })) as never);
+      fsync(fd, (error) => {
+        events.push('fsync');
+        callback(error);
+      })) as never);
+    jest.spyOn(fs, 'writev').mockImplementation(((
+      fd: number,
+      buffers: Buffer[],
+      callback: (e: Error | null, bytes: number) => void,
+    ) =>
+      writev(fd, buffers, (error, bytes) => {
+        events.push('write');
+        callback(error, bytes);
+      })) as never);
     const { log } = open();
     await log.append(record(1));
     await log.seal();
@@ -71,7 +98,11 @@ describe('durability', () => {
     const big = Buffer.alloc(400 * 1024, 'a');
     await log.append(big);
     await log.append(big);
-    await expect(log.append(big)).rejects.toMatchObject({ status: 503, code: 'unavailable', headers: { 'Retry-After': '5' } });
+    await expect(log.append(big)).rejects.toMatchObject({
+      status: 503,
+      code: 'unavailable',
+      headers: { 'Retry-After': '5' },
+    });
     await log.seal();
     await log.remove(log.sealedSegments()[0]);
     await expect(log.append(big)).resolves.toBeGreaterThan(0);
@@ -82,8 +113,10 @@ describe('durability', () => {
     await first.log.append(record(1));
     const { writev } = fs;
     // The write reaches the disk, but reports one byte less: as the system call does when space runs out mid-write.
-    jest.spyOn(fs, 'writev').mockImplementationOnce(((fd: number, buffers: Buffer[], callback: (e: Error | null, bytes: number) => void) =>
-      writev(fd, buffers, (error, bytes) => callback(error, bytes - 1))) as never);
+    jest
+      .spyOn(fs, 'writev')
+      .mockImplementationOnce(((fd: number, buffers: Buffer[], callback: (e: Error | null, bytes: number) => void) =>
+        writev(fd, buffers, (error, bytes) => callback(error, bytes - 1))) as never);
     await expect(first.log.append(record(2))).rejects.toMatchObject({ status: 503, code: 'unavailable' });
     await first.log.append(record(3));
     await first.log.seal();

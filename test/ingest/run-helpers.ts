@@ -8,11 +8,26 @@ export const keyAuth = (key: string) => ({ Authorization: `Bearer ${key}` });
 
 export type StepBody = Record<string, unknown> & { index: number; type: string };
 
-export const tool = (index: number, toolName: string, input = '', output = 'ok', extra: Record<string, unknown> = {}): StepBody =>
-  ({ index, type: 'tool', tool_name: toolName, input, output, ...extra });
-export const failingTool = (index: number, toolName: string, input: string, error = 'boom'): StepBody =>
-  ({ index, type: 'tool', tool_name: toolName, input, error });
-export const llm = (index: number, output: string, extra: Record<string, unknown> = {}): StepBody => ({ index, type: 'llm', output, ...extra });
+export const tool = (
+  index: number,
+  toolName: string,
+  input = '',
+  output = 'ok',
+  extra: Record<string, unknown> = {},
+): StepBody => ({ index, type: 'tool', tool_name: toolName, input, output, ...extra });
+export const failingTool = (index: number, toolName: string, input: string, error = 'boom'): StepBody => ({
+  index,
+  type: 'tool',
+  tool_name: toolName,
+  input,
+  error,
+});
+export const llm = (index: number, output: string, extra: Record<string, unknown> = {}): StepBody => ({
+  index,
+  type: 'llm',
+  output,
+  ...extra,
+});
 
 export interface Started {
   id: string;
@@ -20,7 +35,10 @@ export interface Started {
 }
 
 export async function startRun(app: TestApp, key: string, body: Record<string, unknown> = {}): Promise<Started> {
-  const res = await app.http.post('/ingest/agent/runs').set(keyAuth(key)).send({ agent_name: 'agent', ...body });
+  const res = await app.http
+    .post('/ingest/agent/runs')
+    .set(keyAuth(key))
+    .send({ agent_name: 'agent', ...body });
   expect(res.status).toBe(201);
   return res.body as Started;
 }
@@ -29,13 +47,19 @@ export const postSteps = (app: TestApp, key: string, run: Started, steps: unknow
   app.http.post(`/ingest/agent/runs/${run.id}/steps`).set(keyAuth(key)).send({ timestamp: run.timestamp, steps });
 
 export const postFinish = (app: TestApp, key: string, run: Started, body: Record<string, unknown> = {}) =>
-  app.http.post(`/ingest/agent/runs/${run.id}/finish`).set(keyAuth(key)).send({ timestamp: run.timestamp, status: 'completed', ...body });
+  app.http
+    .post(`/ingest/agent/runs/${run.id}/finish`)
+    .set(keyAuth(key))
+    .send({ timestamp: run.timestamp, status: 'completed', ...body });
 
 export const postBatch = (app: TestApp, key: string, runs: unknown[]) =>
   app.http.post('/ingest/agent/runs/batch').set(keyAuth(key)).send({ runs });
 
 export const getRun = (app: TestApp, key: string, projectId: string, id: string, timestamp?: string) =>
-  app.http.get(`/projects/${projectId}/agent/runs/${id}`).query(timestamp ? { timestamp } : {}).set(keyAuth(key));
+  app.http
+    .get(`/projects/${projectId}/agent/runs/${id}`)
+    .query(timestamp ? { timestamp } : {})
+    .set(keyAuth(key));
 
 export const getSteps = (app: TestApp, key: string, projectId: string, id: string, timestamp: string) =>
   app.http.get(`/projects/${projectId}/agent/runs/${id}/steps`).query({ timestamp }).set(keyAuth(key));
@@ -50,10 +74,20 @@ export async function readRun(app: TestApp, key: string, projectId: string, run:
 /** The run list of a project (contract §5) over a window of a day either side of the server clock. */
 export async function listRuns(app: TestApp, key: string, projectId: string) {
   const now = app.clock.now().getTime();
-  const res = await app.http.get(`/projects/${projectId}/agent/runs`).set(keyAuth(key))
-    .query({ from: new Date(now - 86_400_000).toISOString(), to: new Date(now + 86_400_000).toISOString(), limit: 1000 });
+  const res = await app.http
+    .get(`/projects/${projectId}/agent/runs`)
+    .set(keyAuth(key))
+    .query({
+      from: new Date(now - 86_400_000).toISOString(),
+      to: new Date(now + 86_400_000).toISOString(),
+      limit: 1000,
+    });
   expect(res.status).toBe(200);
-  return { total: Number(res.headers['x-total-count']), ids: (res.body as { id: string }[]).map((run) => run.id), runs: res.body as Record<string, unknown>[] };
+  return {
+    total: Number(res.headers['x-total-count']),
+    ids: (res.body as { id: string }[]).map((run) => run.id),
+    runs: res.body as Record<string, unknown>[],
+  };
 }
 
 /** Raw rows of a run in `runs` (no FINAL: a duplicate written twice shows as 2). */
@@ -82,12 +116,25 @@ export async function liveRowCount(app: TestApp, projectId: string, id: string):
  * The finish's first write alone: the run's finished row (completed, after `durationMs`), with no mark on its
  * live row after it, as when that mark's write is lost.
  */
-export async function insertFinishedRowOnly(app: TestApp, projectId: string, run: Started & { agentName: string }, durationMs = 0): Promise<void> {
+export async function insertFinishedRowOnly(
+  app: TestApp,
+  projectId: string,
+  run: Started & { agentName: string },
+  durationMs = 0,
+): Promise<void> {
   const start = new Date(run.timestamp);
-  await app.stores.ch.insert('runs', [{
-    project_id: projectId, timestamp: toClickHouseTime(start), id: run.id, agent_name: run.agentName, status: 'completed',
-    finished_at: toClickHouseTime(new Date(start.getTime() + durationMs)), duration_ms: durationMs, termination_reason: 'completed',
-  }]);
+  await app.stores.ch.insert('runs', [
+    {
+      project_id: projectId,
+      timestamp: toClickHouseTime(start),
+      id: run.id,
+      agent_name: run.agentName,
+      status: 'completed',
+      finished_at: toClickHouseTime(new Date(start.getTime() + durationMs)),
+      duration_ms: durationMs,
+      termination_reason: 'completed',
+    },
+  ]);
 }
 
 /** A start time `offsetMs` away from the server's clock, as RFC 3339 with milliseconds. */

@@ -3,15 +3,36 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, expectFieldError, getRun, getSteps, keyAuth, listRuns, liveRowCount, postSteps, readRun, startRun, TEST_ENV, TIMESTAMP, UUID_V7, withMicroseconds, withOffset,
+  at,
+  expectError,
+  expectFieldError,
+  getRun,
+  getSteps,
+  keyAuth,
+  listRuns,
+  liveRowCount,
+  postSteps,
+  readRun,
+  startRun,
+  TEST_ENV,
+  TIMESTAMP,
+  UUID_V7,
+  withMicroseconds,
+  withOffset,
 } from './run-helpers';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(TEST_ENV); });
+beforeAll(async () => {
+  app = await startTestApp(TEST_ENV);
+});
 afterAll(() => app.close());
 
 const MiB = 1024 * 1024;
-const start = (key: string, body: unknown) => app.http.post('/ingest/agent/runs').set(keyAuth(key)).send(body as object);
+const start = (key: string, body: unknown) =>
+  app.http
+    .post('/ingest/agent/runs')
+    .set(keyAuth(key))
+    .send(body as object);
 const startRaw = (key: string, json: string) =>
   app.http.post('/ingest/agent/runs').set(keyAuth(key)).set('Content-Type', 'application/json').send(json);
 
@@ -29,9 +50,23 @@ describe('success', () => {
 
     const run = await readRun(app, key, project.id, res.body);
     expect(run).toEqual({
-      id: res.body.id, project_id: project.id, agent_name: 'planner', status: 'running', timestamp: now.toISOString(),
-      finished_at: null, duration_ms: null, input: '', output: '', loop_detected: false, loop_step_index: null,
-      termination_reason: null, termination_detail: null, total_steps: 0, total_tokens: 0, total_cost_usd: 0, metadata: [],
+      id: res.body.id,
+      project_id: project.id,
+      agent_name: 'planner',
+      status: 'running',
+      timestamp: now.toISOString(),
+      finished_at: null,
+      duration_ms: null,
+      input: '',
+      output: '',
+      loop_detected: false,
+      loop_step_index: null,
+      termination_reason: null,
+      termination_detail: null,
+      total_steps: 0,
+      total_tokens: 0,
+      total_cost_usd: 0,
+      metadata: [],
     });
   });
 
@@ -45,11 +80,24 @@ describe('success', () => {
     const { project, key } = await setUpProject(app);
     const id = randomUUID();
     const timestamp = at(app, -60_000);
-    const res = await start(key, { agent_name: 'coder', id, timestamp, input: 'fix the bug', metadata: [1, 2.5, -3, 0] });
+    const res = await start(key, {
+      agent_name: 'coder',
+      id,
+      timestamp,
+      input: 'fix the bug',
+      metadata: [1, 2.5, -3, 0],
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id, timestamp });
     const run = await readRun(app, key, project.id, res.body);
-    expect(run).toMatchObject({ id, timestamp, agent_name: 'coder', input: 'fix the bug', metadata: [1, 2.5, -3, 0], status: 'running' });
+    expect(run).toMatchObject({
+      id,
+      timestamp,
+      agent_name: 'coder',
+      input: 'fix the bug',
+      metadata: [1, 2.5, -3, 0],
+      status: 'running',
+    });
   });
 
   it('stores an upper-case client id in canonical lower case', async () => {
@@ -84,7 +132,9 @@ describe('success', () => {
       expect(read.status).toBe(200);
       expect(read.body.timestamp).toBe(ms);
     }
-    const steps = await postSteps(app, key, { id: res.body.id, timestamp: withMicroseconds(ms, '456') }, [{ index: 0, type: 'llm' }]);
+    const steps = await postSteps(app, key, { id: res.body.id, timestamp: withMicroseconds(ms, '456') }, [
+      { index: 0, type: 'llm' },
+    ]);
     expect(steps.status).toBe(200);
     expect(steps.body.timestamp).toBe(ms);
     expect((await getSteps(app, key, project.id, res.body.id, ms)).body).toHaveLength(1);
@@ -172,7 +222,11 @@ describe('validation', () => {
 
   it('refuses a body that is not JSON with 415', async () => {
     const { key } = await setUpProject(app);
-    const text = await app.http.post('/ingest/agent/runs').set(keyAuth(key)).set('Content-Type', 'text/plain').send('agent_name=a');
+    const text = await app.http
+      .post('/ingest/agent/runs')
+      .set(keyAuth(key))
+      .set('Content-Type', 'text/plain')
+      .send('agent_name=a');
     expectError(text, 415, 'unsupported_media_type');
     const form = await app.http.post('/ingest/agent/runs').set(keyAuth(key)).type('form').send({ agent_name: 'a' });
     expectError(form, 415, 'unsupported_media_type');
@@ -200,7 +254,11 @@ describe('idempotent retries', () => {
     }
     expect(await liveRowCount(app, project.id, body.id)).toBe(1);
     expect(await listRuns(app, key, project.id)).toMatchObject({ total: 1, ids: [body.id] });
-    expect(await readRun(app, key, project.id, first.body)).toMatchObject({ status: 'running', input: 'hello', metadata: [1] });
+    expect(await readRun(app, key, project.id, first.body)).toMatchObject({
+      status: 'running',
+      input: 'hello',
+      metadata: [1],
+    });
   });
 
   it('a retried start does not undo the steps the run received since', async () => {
@@ -237,10 +295,20 @@ describe('starts older than RUN_ABANDON_AFTER', () => {
     const startedAt = new Date(app.clock.now().getTime() - 5 * 86_400_000);
     const timestamp = startedAt.toISOString();
     const finishedAt = new Date(startedAt.getTime() + 1500).toISOString();
-    const res = await app.http.post('/ingest/agent/runs/batch').set(keyAuth(key))
-      .send({ runs: [{ agent_name: 'a', timestamp }, { agent_name: 'a', timestamp, finished_at: finishedAt, status: 'completed' }] });
+    const res = await app.http
+      .post('/ingest/agent/runs/batch')
+      .set(keyAuth(key))
+      .send({
+        runs: [
+          { agent_name: 'a', timestamp },
+          { agent_name: 'a', timestamp, finished_at: finishedAt, status: 'completed' },
+        ],
+      });
     expect(res.status).toBe(200);
     expect(res.body.results[0].error.code).toBe('validation_failed');
-    expect(await readRun(app, key, project.id, res.body.results[1])).toMatchObject({ status: 'completed', duration_ms: 1500 });
+    expect(await readRun(app, key, project.id, res.body.results[1])).toMatchObject({
+      status: 'completed',
+      duration_ms: 1500,
+    });
   });
 });

@@ -3,12 +3,26 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
-  at, expectError, expectFieldError, getSteps, keyAuth, llm, postFinish, postSteps, readRun, startRun, TEST_ENV, tool,
-  withMicroseconds, withOffset,
+  at,
+  expectError,
+  expectFieldError,
+  getSteps,
+  keyAuth,
+  llm,
+  postFinish,
+  postSteps,
+  readRun,
+  startRun,
+  TEST_ENV,
+  tool,
+  withMicroseconds,
+  withOffset,
 } from './run-helpers';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(TEST_ENV); });
+beforeAll(async () => {
+  app = await startTestApp(TEST_ENV);
+});
 afterAll(() => app.close());
 
 const MiB = 1024 * 1024;
@@ -19,24 +33,117 @@ describe('success', () => {
     const run = await startRun(app, key, { id: randomUUID(), timestamp: at(app, -10_000) });
     const startedAt = withOffset(at(app, -9000), 1);
     const res = await postSteps(app, key, run, [
-      { index: 0, type: 'llm', name: 'plan', model: 'gpt-x', input: 'prompt', output: 'answer', tokens: 120, cost_usd: 0.25, started_at: startedAt, duration_ms: 800 },
-      { index: 1, type: 'tool', name: 'look up', tool_name: 'search', input: '{"q":"x"}', output: 'found', tokens: 0, cost_usd: 0, duration_ms: 15 },
+      {
+        index: 0,
+        type: 'llm',
+        name: 'plan',
+        model: 'gpt-x',
+        input: 'prompt',
+        output: 'answer',
+        tokens: 120,
+        cost_usd: 0.25,
+        started_at: startedAt,
+        duration_ms: 800,
+      },
+      {
+        index: 1,
+        type: 'tool',
+        name: 'look up',
+        tool_name: 'search',
+        input: '{"q":"x"}',
+        output: 'found',
+        tokens: 0,
+        cost_usd: 0,
+        duration_ms: 15,
+      },
       { index: 2, type: 'retrieval', output: 'docs' },
       { index: 3, type: 'other', error: 'hiccup' },
     ]);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ id: run.id, timestamp: run.timestamp, total_steps: 4, loop_detected: false, loop_step_index: null });
+    expect(res.body).toEqual({
+      id: run.id,
+      timestamp: run.timestamp,
+      total_steps: 4,
+      loop_detected: false,
+      loop_step_index: null,
+    });
 
     const steps = await getSteps(app, key, project.id, run.id, run.timestamp);
     expect(steps.status).toBe(200);
     expect(steps.body).toEqual([
-      { index: 0, type: 'llm', name: 'plan', tool_name: null, model: 'gpt-x', input: 'prompt', output: 'answer', tokens: 120, input_tokens: null, output_tokens: null, cost_usd: 0.25, started_at: new Date(startedAt).toISOString(), duration_ms: 800, error: null },
-      { index: 1, type: 'tool', name: 'look up', tool_name: 'search', model: null, input: '{"q":"x"}', output: 'found', tokens: 0, input_tokens: null, output_tokens: null, cost_usd: 0, started_at: null, duration_ms: 15, error: null },
-      { index: 2, type: 'retrieval', name: null, tool_name: null, model: null, input: '', output: 'docs', tokens: null, input_tokens: null, output_tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: null },
-      { index: 3, type: 'other', name: null, tool_name: null, model: null, input: '', output: '', tokens: null, input_tokens: null, output_tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: 'hiccup' },
+      {
+        index: 0,
+        type: 'llm',
+        name: 'plan',
+        tool_name: null,
+        model: 'gpt-x',
+        input: 'prompt',
+        output: 'answer',
+        tokens: 120,
+        input_tokens: null,
+        output_tokens: null,
+        cost_usd: 0.25,
+        started_at: new Date(startedAt).toISOString(),
+        duration_ms: 800,
+        error: null,
+      },
+      {
+        index: 1,
+        type: 'tool',
+        name: 'look up',
+        tool_name: 'search',
+        model: null,
+        input: '{"q":"x"}',
+        output: 'found',
+        tokens: 0,
+        input_tokens: null,
+        output_tokens: null,
+        cost_usd: 0,
+        started_at: null,
+        duration_ms: 15,
+        error: null,
+      },
+      {
+        index: 2,
+        type: 'retrieval',
+        name: null,
+        tool_name: null,
+        model: null,
+        input: '',
+        output: 'docs',
+        tokens: null,
+        input_tokens: null,
+        output_tokens: null,
+        cost_usd: null,
+        started_at: null,
+        duration_ms: null,
+        error: null,
+      },
+      {
+        index: 3,
+        type: 'other',
+        name: null,
+        tool_name: null,
+        model: null,
+        input: '',
+        output: '',
+        tokens: null,
+        input_tokens: null,
+        output_tokens: null,
+        cost_usd: null,
+        started_at: null,
+        duration_ms: null,
+        error: 'hiccup',
+      },
     ]);
     expect(await readRun(app, key, project.id, run)).toMatchObject({
-      status: 'running', total_steps: 4, total_tokens: 120, total_cost_usd: 0.25, loop_detected: false, loop_step_index: null, finished_at: null,
+      status: 'running',
+      total_steps: 4,
+      total_tokens: 120,
+      total_cost_usd: 0.25,
+      loop_detected: false,
+      loop_step_index: null,
+      finished_at: null,
     });
   });
 
@@ -44,7 +151,10 @@ describe('success', () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
     expect((await postSteps(app, key, run, [llm(0, 'a', { tokens: 10, cost_usd: 0.1 })])).body.total_steps).toBe(1);
-    expect((await postSteps(app, key, run, [llm(1, 'b', { tokens: 20, cost_usd: 0.2 }), tool(2, 'calc', '1+1', '2')])).body.total_steps).toBe(3);
+    expect(
+      (await postSteps(app, key, run, [llm(1, 'b', { tokens: 20, cost_usd: 0.2 }), tool(2, 'calc', '1+1', '2')])).body
+        .total_steps,
+    ).toBe(3);
     expect((await postSteps(app, key, run, [llm(5, 'c', { tokens: 5 })])).body.total_steps).toBe(4);
     const read = await readRun(app, key, project.id, run);
     expect(read).toMatchObject({ total_steps: 4, total_tokens: 35 });
@@ -56,7 +166,10 @@ describe('success', () => {
   it('re-sending a step with the same index replaces it: total_steps unchanged, the new content visible', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
-    await postSteps(app, key, run, [llm(0, 'first', { tokens: 10 }), tool(1, 'search', 'q', 'old result', { tokens: 1 })]);
+    await postSteps(app, key, run, [
+      llm(0, 'first', { tokens: 10 }),
+      tool(1, 'search', 'q', 'old result', { tokens: 1 }),
+    ]);
     const again = await postSteps(app, key, run, [tool(1, 'fetch', 'url', 'new result', { tokens: 7 })]);
     expect(again.status).toBe(200);
     expect(again.body.total_steps).toBe(2);
@@ -80,7 +193,9 @@ describe('success', () => {
   it('concurrent steps calls of one run all count', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => postSteps(app, key, run, [llm(i, `out ${i}`, { tokens: 1 })])));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => postSteps(app, key, run, [llm(i, `out ${i}`, { tokens: 1 })])),
+    );
     for (const res of results) expect(res.status).toBe(200);
     expect(await readRun(app, key, project.id, run)).toMatchObject({ total_steps: 10, total_tokens: 10 });
   });
@@ -88,7 +203,11 @@ describe('success', () => {
   it('takes exactly 1000 steps in one call, and steps sent in any order read back by index', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
-    const steps = Array.from({ length: 1000 }, (_, i) => ({ index: 999 - i, type: 'other', output: `step ${999 - i}` }));
+    const steps = Array.from({ length: 1000 }, (_, i) => ({
+      index: 999 - i,
+      type: 'other',
+      output: `step ${999 - i}`,
+    }));
     const res = await postSteps(app, key, run, steps);
     expect(res.status).toBe(200);
     expect(res.body.total_steps).toBe(1000);
@@ -100,7 +219,10 @@ describe('success', () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
     const big = 'y'.repeat(MiB);
-    const res = await postSteps(app, key, run, [{ index: 0, type: 'llm', input: big, output: big }, { index: 1, type: 'tool', tool_name: 't', input: big }]);
+    const res = await postSteps(app, key, run, [
+      { index: 0, type: 'llm', input: big, output: big },
+      { index: 1, type: 'tool', tool_name: 't', input: big },
+    ]);
     expect(res.status).toBe(200);
     const steps = (await getSteps(app, key, project.id, run.id, run.timestamp)).body;
     expect(steps[0].output.length).toBe(MiB);
@@ -109,16 +231,27 @@ describe('success', () => {
   it('finds the run by its start time sent with microseconds or another offset', async () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key, { timestamp: at(app, -5000) });
-    expect((await postSteps(app, key, { id: run.id, timestamp: withMicroseconds(run.timestamp) }, [llm(0, 'a')])).status).toBe(200);
-    expect((await postSteps(app, key, { id: run.id, timestamp: withOffset(run.timestamp, -3) }, [llm(1, 'b')])).body.total_steps).toBe(2);
-    expect((await postSteps(app, key, { id: run.id.toUpperCase(), timestamp: run.timestamp }, [llm(2, 'c')])).body.total_steps).toBe(3);
+    expect(
+      (await postSteps(app, key, { id: run.id, timestamp: withMicroseconds(run.timestamp) }, [llm(0, 'a')])).status,
+    ).toBe(200);
+    expect(
+      (await postSteps(app, key, { id: run.id, timestamp: withOffset(run.timestamp, -3) }, [llm(1, 'b')])).body
+        .total_steps,
+    ).toBe(2);
+    expect(
+      (await postSteps(app, key, { id: run.id.toUpperCase(), timestamp: run.timestamp }, [llm(2, 'c')])).body
+        .total_steps,
+    ).toBe(3);
   });
 });
 
 describe('failures', () => {
   it('refuses a runID that is not a UUID with 400 invalid_id', async () => {
     const { key } = await setUpProject(app);
-    const res = await app.http.post('/ingest/agent/runs/not-a-uuid/steps').set(keyAuth(key)).send({ timestamp: at(app), steps: [llm(0, 'a')] });
+    const res = await app.http
+      .post('/ingest/agent/runs/not-a-uuid/steps')
+      .set(keyAuth(key))
+      .send({ timestamp: at(app), steps: [llm(0, 'a')] });
     expectError(res, 400, 'invalid_id');
   });
 
@@ -127,7 +260,7 @@ describe('failures', () => {
     expectError(await postSteps(app, key, { id: randomUUID(), timestamp: at(app) }, [llm(0, 'a')]), 404, 'not_found');
   });
 
-  it('answers 404 when the timestamp is not the run\'s start time (a wrong timestamp is a wrong run)', async () => {
+  it("answers 404 when the timestamp is not the run's start time (a wrong timestamp is a wrong run)", async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key, { timestamp: at(app, -5000) });
     expectError(await postSteps(app, key, { id: run.id, timestamp: at(app, -4999) }, [llm(0, 'a')]), 404, 'not_found');
@@ -142,12 +275,18 @@ describe('failures', () => {
     expect((await postFinish(app, key, run)).status).toBe(200);
     expectError(await postSteps(app, key, run, [llm(1, 'b')]), 409, 'conflict');
     expectError(await postSteps(app, key, run, [llm(0, 'replaced')]), 409, 'conflict');
-    expect((await getSteps(app, key, project.id, run.id, run.timestamp)).body).toMatchObject([{ index: 0, output: 'a' }]);
+    expect((await getSteps(app, key, project.id, run.id, run.timestamp)).body).toMatchObject([
+      { index: 0, output: 'a' },
+    ]);
     expect(await readRun(app, key, project.id, run)).toMatchObject({ total_steps: 1, status: 'completed' });
   });
 
   it.each<[string, unknown[], string]>([
-    ['a tool step without tool_name', [llm(0, 'a'), llm(1, 'b'), llm(2, 'c'), { index: 3, type: 'tool', input: 'x' }], 'steps.3.tool_name'],
+    [
+      'a tool step without tool_name',
+      [llm(0, 'a'), llm(1, 'b'), llm(2, 'c'), { index: 3, type: 'tool', input: 'x' }],
+      'steps.3.tool_name',
+    ],
     ['a tool step with an empty tool_name', [{ index: 0, type: 'tool', tool_name: '' }], 'steps.0.tool_name'],
     ['a tool step with a null tool_name', [{ index: 0, type: 'tool', tool_name: null }], 'steps.0.tool_name'],
     ['a negative index', [{ index: -1, type: 'llm' }], 'steps.0.index'],
@@ -178,7 +317,12 @@ describe('failures', () => {
   it('refuses an unknown field in a step with 400, its details pointing into that step', async () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
-    const res = await postSteps(app, key, run, [llm(0, 'a'), llm(1, 'b'), llm(2, 'c'), { ...tool(3, 't'), tool: 'typo' }]);
+    const res = await postSteps(app, key, run, [
+      llm(0, 'a'),
+      llm(1, 'b'),
+      llm(2, 'c'),
+      { ...tool(3, 't'), tool: 'typo' },
+    ]);
     expectError(res, 400, 'validation_failed');
     expect(res.body.error.details).toHaveLength(1);
     expect(res.body.error.details[0].path).toBe('steps.3.tool');
@@ -187,7 +331,9 @@ describe('failures', () => {
   it('refuses an unknown top-level field with 400', async () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
-    const res = await app.http.post(`/ingest/agent/runs/${run.id}/steps`).set(keyAuth(key))
+    const res = await app.http
+      .post(`/ingest/agent/runs/${run.id}/steps`)
+      .set(keyAuth(key))
       .send({ timestamp: run.timestamp, steps: [llm(0, 'a')], status: 'completed' });
     expectFieldError(res, 'status');
   });
@@ -203,17 +349,39 @@ describe('failures', () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
     const path = `/ingest/agent/runs/${run.id}/steps`;
-    expectFieldError(await app.http.post(path).set(keyAuth(key)).send({ steps: [llm(0, 'a')] }), 'timestamp');
-    expectFieldError(await app.http.post(path).set(keyAuth(key)).send({ timestamp: 'now', steps: [llm(0, 'a')] }), 'timestamp');
+    expectFieldError(
+      await app.http
+        .post(path)
+        .set(keyAuth(key))
+        .send({ steps: [llm(0, 'a')] }),
+      'timestamp',
+    );
+    expectFieldError(
+      await app.http
+        .post(path)
+        .set(keyAuth(key))
+        .send({ timestamp: 'now', steps: [llm(0, 'a')] }),
+      'timestamp',
+    );
     expectFieldError(await app.http.post(path).set(keyAuth(key)).send({ timestamp: run.timestamp }), 'steps');
-    expectFieldError(await app.http.post(path).set(keyAuth(key)).send({ timestamp: run.timestamp, steps: llm(0, 'a') }), 'steps');
+    expectFieldError(
+      await app.http
+        .post(path)
+        .set(keyAuth(key))
+        .send({ timestamp: run.timestamp, steps: llm(0, 'a') }),
+      'steps',
+    );
   });
 
   it('refuses non-finite numbers (a raw 1e999) with 400', async () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
-    const raw = (step: string) => app.http.post(`/ingest/agent/runs/${run.id}/steps`).set(keyAuth(key)).set('Content-Type', 'application/json')
-      .send(`{"timestamp":"${run.timestamp}","steps":[${step}]}`);
+    const raw = (step: string) =>
+      app.http
+        .post(`/ingest/agent/runs/${run.id}/steps`)
+        .set(keyAuth(key))
+        .set('Content-Type', 'application/json')
+        .send(`{"timestamp":"${run.timestamp}","steps":[${step}]}`);
     expectFieldError(await raw('{"index":0,"type":"llm","cost_usd":1e999}'), 'steps.0.cost_usd');
     expectFieldError(await raw('{"index":0,"type":"llm","tokens":1e999}'), 'steps.0.tokens');
     expectFieldError(await raw('{"index":1e999,"type":"llm"}'), 'steps.0.index');
@@ -223,8 +391,16 @@ describe('failures', () => {
     const { key } = await setUpProject(app);
     const run = await startRun(app, key);
     const path = `/ingest/agent/runs/${run.id}/steps`;
-    expectError(await app.http.post(path).set(keyAuth(key)).set('Content-Type', 'application/json').send('{"timestamp":'), 400, 'malformed_json');
-    expectError(await app.http.post(path).set(keyAuth(key)).set('Content-Type', 'text/plain').send('steps'), 415, 'unsupported_media_type');
+    expectError(
+      await app.http.post(path).set(keyAuth(key)).set('Content-Type', 'application/json').send('{"timestamp":'),
+      400,
+      'malformed_json',
+    );
+    expectError(
+      await app.http.post(path).set(keyAuth(key)).set('Content-Type', 'text/plain').send('steps'),
+      415,
+      'unsupported_media_type',
+    );
   });
 });
 
@@ -235,7 +411,13 @@ describe('an empty steps list', () => {
     expect((await postSteps(app, key, run, [llm(0, 'a', { tokens: 2 })])).status).toBe(200);
     const res = await postSteps(app, key, run, []);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ id: run.id, timestamp: run.timestamp, total_steps: 1, loop_detected: false, loop_step_index: null });
+    expect(res.body).toEqual({
+      id: run.id,
+      timestamp: run.timestamp,
+      total_steps: 1,
+      loop_detected: false,
+      loop_step_index: null,
+    });
     expect(await readRun(app, key, project.id, run)).toMatchObject({ total_steps: 1, total_tokens: 2 });
   });
 });

@@ -7,28 +7,41 @@ import { MappingPool } from '../../src/otlp/mapping-pool';
 const log = pino({ level: 'silent' });
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 const chatSpan = {
-  traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', name: 'chat',
-  startTimeUnixNano: String(BigInt(Date.now() - 1000) * 1_000_000n), endTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+  traceId: '5b8efff798038103d269b633813fc60c',
+  spanId: 'eee19b7ec3c1b174',
+  name: 'chat',
+  startTimeUnixNano: String(BigInt(Date.now() - 1000) * 1_000_000n),
+  endTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
   attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }],
 };
 const exportOf = (...spans: unknown[]) => json({ resourceSpans: [{ scopeSpans: [{ spans }] }] });
 
 describe.each([[0], [1], [2]])('with %i workers', (workers) => {
   let pool: MappingPool;
-  beforeAll(() => { pool = new MappingPool(workers, log); });
+  beforeAll(() => {
+    pool = new MappingPool(workers, log);
+  });
   afterAll(() => pool.close());
 
   it('maps an export, its spans by trace, and counts refusals', async () => {
     const mapped = await pool.map(exportOf(chatSpan, { ...chatSpan, spanId: 'zz' }), 'application/json', Date.now());
     expect(mapped.rejections).toHaveLength(1);
-    expect(mapped.traces).toMatchObject([{ traceId: chatSpan.traceId, genAi: true, spans: [{ spanId: chatSpan.spanId, role: 'step' }] }]);
+    expect(mapped.traces).toMatchObject([
+      { traceId: chatSpan.traceId, genAi: true, spans: [{ spanId: chatSpan.spanId, role: 'step' }] },
+    ]);
     // A Date still (a worker's structured clone is of the main realm; jest's tests run in their own, hence no instanceof).
     expect(Object.prototype.toString.call(mapped.traces[0].spans[0].step!.started_at)).toBe('[object Date]');
   });
 
   it('a body that does not decode is the 400 it is answered with', async () => {
-    await expect(pool.map(Buffer.from('{"resourceSpans": ['), 'application/json', Date.now())).rejects.toMatchObject({ status: 400, code: 'malformed_json' });
-    await expect(pool.map(json({ resourceSpans: 'many' }), 'application/json', Date.now())).rejects.toMatchObject({ status: 400, code: 'validation_failed' });
+    await expect(pool.map(Buffer.from('{"resourceSpans": ['), 'application/json', Date.now())).rejects.toMatchObject({
+      status: 400,
+      code: 'malformed_json',
+    });
+    await expect(pool.map(json({ resourceSpans: 'many' }), 'application/json', Date.now())).rejects.toMatchObject({
+      status: 400,
+      code: 'validation_failed',
+    });
   });
 });
 
@@ -37,11 +50,16 @@ it('a worker that dies fails the export it was on with a retryable 503; those qu
   try {
     await pool.map(exportOf(chatSpan), 'application/json', Date.now());
     // An export that takes the worker a while (tens of thousands of spans), so that it dies on it.
-    const large = exportOf(...Array.from({ length: 50_000 }, (_, i) => ({ ...chatSpan, spanId: i.toString(16).padStart(16, '1') })));
+    const large = exportOf(
+      ...Array.from({ length: 50_000 }, (_, i) => ({ ...chatSpan, spanId: i.toString(16).padStart(16, '1') })),
+    );
     const current = pool.map(large, 'application/json', Date.now());
     const queued = pool.map(exportOf(chatSpan), 'application/json', Date.now());
     await (pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }).slots[0].worker.terminate();
-    const error = await current.then(() => undefined, (caught: unknown) => caught);
+    const error = await current.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
     expect((await queued).traces).toHaveLength(1);

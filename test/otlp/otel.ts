@@ -6,7 +6,12 @@ import { context, SpanStatusCode, trace, type Attributes, type Span } from '@ope
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { runIdOf } from '../../src/otlp/genai';
 import type { TestApp } from '../support/app';
 
@@ -18,15 +23,30 @@ export interface SpanSpec {
   children?: SpanSpec[];
 }
 
-export const agent = (name: string, children: SpanSpec[] = [], attributes: Attributes = {}): SpanSpec =>
-  ({ name: `invoke_agent ${name}`, attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': name, ...attributes }, children });
-export const chat = (model: string, attributes: Attributes = {}): SpanSpec =>
-  ({ name: `chat ${model}`, attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, ...attributes } });
+export const agent = (name: string, children: SpanSpec[] = [], attributes: Attributes = {}): SpanSpec => ({
+  name: `invoke_agent ${name}`,
+  attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': name, ...attributes },
+  children,
+});
+export const chat = (model: string, attributes: Attributes = {}): SpanSpec => ({
+  name: `chat ${model}`,
+  attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model, ...attributes },
+});
 export const toolCall = (tool: string, args: string, result: string, attributes: Attributes = {}): SpanSpec => ({
   name: `execute_tool ${tool}`,
-  attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.call.arguments': args, 'gen_ai.tool.call.result': result, ...attributes },
+  attributes: {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': tool,
+    'gen_ai.tool.call.arguments': args,
+    'gen_ai.tool.call.result': result,
+    ...attributes,
+  },
 });
-export const plain = (name: string, children: SpanSpec[] = []): SpanSpec => ({ name, attributes: { 'http.request.method': 'GET' }, children });
+export const plain = (name: string, children: SpanSpec[] = []): SpanSpec => ({
+  name,
+  attributes: { 'http.request.method': 'GET' },
+  children,
+});
 
 /** A recorded trace: its spans in the order they ended (children first, as a batch processor exports them). */
 export interface RecordedTrace {
@@ -39,18 +59,26 @@ export interface RecordedTrace {
 /** The run an agent span (or a GenAI span with no agent above it) becomes: its id and start time. */
 export function runOf(span: ReadableSpan) {
   const { traceId, spanId } = span.spanContext();
-  return { id: runIdOf(traceId, spanId), timestamp: new Date(span.startTime[0] * 1000 + Math.floor(span.startTime[1] / 1e6)).toISOString() };
+  return {
+    id: runIdOf(traceId, spanId),
+    timestamp: new Date(span.startTime[0] * 1000 + Math.floor(span.startTime[1] / 1e6)).toISOString(),
+  };
 }
 
 export function tracing(serviceName = 'support-bot') {
   const memory = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': serviceName }), spanProcessors: [new SimpleSpanProcessor(memory)],
+    resource: resourceFromAttributes({ 'service.name': serviceName }),
+    spanProcessors: [new SimpleSpanProcessor(memory)],
   });
   const tracer = provider.getTracer('runwatch-tests');
 
   /** Records `spec` and its children from `startMs`; returns the spans in end order and the end time. */
-  function recordSpan(spec: SpanSpec, parent: Span | undefined, startMs: number): { spans: ReadableSpan[]; endMs: number } {
+  function recordSpan(
+    spec: SpanSpec,
+    parent: Span | undefined,
+    startMs: number,
+  ): { spans: ReadableSpan[]; endMs: number } {
     const parentContext = parent ? trace.setSpan(context.active(), parent) : context.active();
     const span = tracer.startSpan(spec.name, { attributes: spec.attributes, startTime: startMs }, parentContext);
     const spans: ReadableSpan[] = [];
@@ -92,10 +120,19 @@ export function listen(app: TestApp): Promise<{ url: string; close(): Promise<vo
 }
 
 /** An OTLP/HTTP exporter of the SDK, to the service with a project's API key; its timeout is the SDK's 10 s unless given. */
-export function exporter(url: string, key: string, encoding: Encoding = 'protobuf', gzip = false, timeoutMillis?: number) {
+export function exporter(
+  url: string,
+  key: string,
+  encoding: Encoding = 'protobuf',
+  gzip = false,
+  timeoutMillis?: number,
+) {
   const Exporter = encoding === 'protobuf' ? ProtobufExporter : JsonExporter;
   const instance = new Exporter({
-    url: `${url}/v1/traces`, headers: { Authorization: `Bearer ${key}` }, compression: (gzip ? 'gzip' : 'none') as never, timeoutMillis,
+    url: `${url}/v1/traces`,
+    headers: { Authorization: `Bearer ${key}` },
+    compression: (gzip ? 'gzip' : 'none') as never,
+    timeoutMillis,
   });
   return {
     /** Exports the spans in one request; resolves with the SDK's result (code 0 is success). */

@@ -18,16 +18,19 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const tracer = tracing('support-bot');
-const agentTrace = () => tracer.record(agent('support-bot', [chat('gpt-4o-mini'), toolCall('lookup', '{"id":1}', 'found')]));
+const agentTrace = () =>
+  tracer.record(agent('support-bot', [chat('gpt-4o-mini'), toolCall('lookup', '{"id":1}', 'found')]));
 
 it('a full ingest log answers 503 with Retry-After and keeps nothing of the export', async () => {
   // The same stores, a log of 1 MiB that is not flushed meanwhile.
   const small = anotherService(app, {
-    ingestLog: { directory: `${app.config.ingestLog!.directory}-small`, maxBytes: 1024 * 1024 }, ingestFlushIntervalMs: 3_600_000,
+    ingestLog: { directory: `${app.config.ingestLog!.directory}-small`, maxBytes: 1024 * 1024 },
+    ingestFlushIntervalMs: 3_600_000,
   });
   try {
     const { project, key } = await setUpProject(small);
-    const heavyTrace = () => tracer.record(agent('heavy', [chat('gpt-4o-mini', { 'gen_ai.input.messages': 'x'.repeat(150_000) })]));
+    const heavyTrace = () =>
+      tracer.record(agent('heavy', [chat('gpt-4o-mini', { 'gen_ai.input.messages': 'x'.repeat(150_000) })]));
     const server = await listen(small);
     const answers: { code: number }[] = [];
     const traces = Array.from({ length: 10 }, heavyTrace);
@@ -37,11 +40,33 @@ it('a full ingest log answers 503 with Retry-After and keeps nothing of the expo
     const acknowledged = traces.filter((_, i) => answers[i].code === 0);
     expect(acknowledged.length).toBeGreaterThanOrEqual(3);
     expect(acknowledged.length).toBeLessThan(traces.length);
-    const refused = await small.http.post('/v1/traces').set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json')
-      .send({ resourceSpans: [{ scopeSpans: [{ spans: [{
-        traceId: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', spanId: 'bbbbbbbbbbbbbbbb', name: 'chat', startTimeUnixNano: `${Date.now() - 10}000000`, endTimeUnixNano: `${Date.now()}000000`,
-        attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }, { key: 'gen_ai.input.messages', value: { stringValue: 'y'.repeat(150_000) } }],
-      }] }] }] });
+    const refused = await small.http
+      .post('/v1/traces')
+      .set('Authorization', `Bearer ${key}`)
+      .set('Content-Type', 'application/json')
+      .send({
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+                    spanId: 'bbbbbbbbbbbbbbbb',
+                    name: 'chat',
+                    startTimeUnixNano: `${Date.now() - 10}000000`,
+                    endTimeUnixNano: `${Date.now()}000000`,
+                    attributes: [
+                      { key: 'gen_ai.operation.name', value: { stringValue: 'chat' } },
+                      { key: 'gen_ai.input.messages', value: { stringValue: 'y'.repeat(150_000) } },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      });
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toMatch(/^\d+$/);
     const { ids } = await listRuns(small, key, project.id);
@@ -60,7 +85,9 @@ it('spans acknowledged before a restart still join their agent span sent after i
   expect(await exporter(before.url, key).send(recorded.spans.filter((span) => span !== parent))).toEqual({ code: 0 });
   await before.close();
   // Another instance over the same stores: its assembly starts empty and reloads the open traces.
-  const restarted = anotherService(app, { ingestLog: { directory: `${app.config.ingestLog!.directory}-restarted`, maxBytes: 1024 ** 3 } });
+  const restarted = anotherService(app, {
+    ingestLog: { directory: `${app.config.ingestLog!.directory}-restarted`, maxBytes: 1024 ** 3 },
+  });
   try {
     await app.writer.flushedAll();
     const server = await listen(restarted);
@@ -87,7 +114,9 @@ it('spans whose agent span never comes become runs of their own once their trace
   app.clock.advance(app.config.otlpAssemblySeconds + 1);
   await app.otlp.sweep();
   const { runs } = await listRuns(app, key, project.id);
-  expect(runs).toMatchObject([{ id: runOf(chatSpan).id, agent_name: 'support-bot', status: 'completed', total_steps: 1 }]);
+  expect(runs).toMatchObject([
+    { id: runOf(chatSpan).id, agent_name: 'support-bot', status: 'completed', total_steps: 1 },
+  ]);
 });
 
 it('a trace evicted from memory once assembled is read back for a re-export and for a late child', async () => {
@@ -132,9 +161,12 @@ it('a trace closed at the end of its window is settled: read back later, its orp
     app.clock.advance(app.config.otlpAssemblySeconds + 1);
     await app.otlp.sweep();
     const { runs } = await listRuns(app, key, project.id);
-    expect(runs.map((run) => [run.id, run.total_steps]).sort()).toEqual([
-      [runOf(chatSpan).id, 1], [runOf(recorded.span('invoke_agent support-bot')).id, 0],
-    ].sort());
+    expect(runs.map((run) => [run.id, run.total_steps]).sort()).toEqual(
+      [
+        [runOf(chatSpan).id, 1],
+        [runOf(recorded.span('invoke_agent support-bot')).id, 0],
+      ].sort(),
+    );
     expect(await finishedRowCount(app, project.id, runOf(chatSpan).id)).toBe(1);
   } finally {
     await server.close();
@@ -144,7 +176,9 @@ it('a trace closed at the end of its window is settled: read back later, its orp
 it('with INGEST_LOG=off, exports are assembled the same: children first, the parent, then a late child', async () => {
   const stateless = anotherService(app, { ingestLog: undefined });
   const { project, key } = await setUpProject(stateless);
-  const recorded = tracer.record(agent('support-bot', [chat('gpt-4o-mini'), toolCall('lookup', '{"id":1}', 'found'), chat('gpt-4o-mini')]));
+  const recorded = tracer.record(
+    agent('support-bot', [chat('gpt-4o-mini'), toolCall('lookup', '{"id":1}', 'found'), chat('gpt-4o-mini')]),
+  );
   const parent = recorded.span('invoke_agent support-bot');
   const late = recorded.spans[0];
   const server = await listen(stateless);
@@ -171,23 +205,28 @@ describe('kill -9', () => {
   });
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-  it('between the children\'s export and the parent\'s loses nothing acknowledged', async () => {
+  it("between the children's export and the parent's loses nothing acknowledged", async () => {
     let service = await startChildService(dataDir);
     try {
       const { key, projectId } = await createProjectKey(service.url);
       const traces = Array.from({ length: 5 }, agentTrace);
       const parents = traces.map((recorded) => recorded.span('invoke_agent support-bot'));
       for (const recorded of traces) {
-        expect(await exporter(service.url, key).send(recorded.spans.filter((span) => !parents.includes(span)))).toEqual({ code: 0 });
+        expect(await exporter(service.url, key).send(recorded.spans.filter((span) => !parents.includes(span)))).toEqual(
+          { code: 0 },
+        );
       }
       await service.kill();
       service = await startChildService(dataDir);
       expect(await exporter(service.url, key, 'json').send(parents)).toEqual({ code: 0 });
       for (const parent of parents) {
         const run = runOf(parent);
-        const res = await fetch(`${service.url}/projects/${projectId}/agent/runs/${run.id}?timestamp=${encodeURIComponent(run.timestamp)}`, {
-          headers: { Authorization: `Bearer ${key}` },
-        });
+        const res = await fetch(
+          `${service.url}/projects/${projectId}/agent/runs/${run.id}?timestamp=${encodeURIComponent(run.timestamp)}`,
+          {
+            headers: { Authorization: `Bearer ${key}` },
+          },
+        );
         expect(await res.json()).toMatchObject({ id: run.id, status: 'completed', total_steps: 2 });
       }
     } finally {

@@ -57,7 +57,11 @@ interface Answer {
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Answer['body'] };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      body: (await res.json()) as Answer['body'],
+    };
   }
 
   const expectUnavailable = (answer: Answer) => {
@@ -78,7 +82,10 @@ interface Answer {
 
   it('answers writes 503 with Retry-After and /readyz not ready, loses nothing acknowledged, and recovers with room', async () => {
     // The service's own Postgres (PGlite) under DATA_DIR, on the small filesystem.
-    service = await startChildService(path.join(mountPoint, 'data'), { DATABASE_URL: '', AUTH_RATE_LIMIT_PER_MINUTE: '100000' });
+    service = await startChildService(path.join(mountPoint, 'data'), {
+      DATABASE_URL: '',
+      AUTH_RATE_LIMIT_PER_MINUTE: '100000',
+    });
     const { token, orgId, projectId, key } = await createProjectKey(service.url);
     const before = await call('POST', '/ingest/agent/runs', { agent_name: 'before' }, key);
     expect(before.status).toBe(201);
@@ -86,9 +93,15 @@ interface Answer {
     // Writes into blocks already allocated still succeed (and are kept); the first that needs a new one is refused.
     const filler = fillDisk();
     expectUnavailable(await call('GET', '/readyz'));
-    const starts = await writeUntilRefused(() => call('POST', '/ingest/agent/runs', { agent_name: 'during' }, key), 201);
+    const starts = await writeUntilRefused(
+      () => call('POST', '/ingest/agent/runs', { agent_name: 'during' }, key),
+      201,
+    );
     expectUnavailable(starts.refused);
-    const projects = await writeUntilRefused((i) => call('POST', `/admin/orgs/${orgId}/projects`, { name: `during-${i}` }, token), 201);
+    const projects = await writeUntilRefused(
+      (i) => call('POST', `/admin/orgs/${orgId}/projects`, { name: `during-${i}` }, token),
+      201,
+    );
     expectUnavailable(projects.refused);
     const refusedName = `during-${projects.acknowledged.length}`;
 
@@ -101,8 +114,13 @@ interface Answer {
     // Every acknowledged write is there; the refused project was not half-made (its name was free again).
     const listed = await call('GET', `/admin/orgs/${orgId}/projects`, undefined, token);
     const names = (listed.body as unknown as { name: string }[]).map((project) => project.name);
-    expect(names).toEqual(expect.arrayContaining([...projects.acknowledged.map((answer) => answer.body.name), refusedName]));
-    const window = new URLSearchParams({ from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString() });
+    expect(names).toEqual(
+      expect.arrayContaining([...projects.acknowledged.map((answer) => answer.body.name), refusedName]),
+    );
+    const window = new URLSearchParams({
+      from: new Date(Date.now() - 3_600_000).toISOString(),
+      to: new Date(Date.now() + 3_600_000).toISOString(),
+    });
     const runs = await call('GET', `/projects/${projectId}/agent/runs?${window}`, undefined, key);
     const acknowledgedRuns = [before, ...starts.acknowledged, after].map((answer) => answer.body.id);
     expect((runs.body as unknown as { id: string }[]).map((run) => run.id).sort()).toEqual(acknowledgedRuns.sort());

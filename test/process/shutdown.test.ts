@@ -27,7 +27,10 @@ class BatchLoad {
   answeredAfterSignal = 0;
   signalledAt: number | undefined;
 
-  constructor(private readonly url: string, private readonly key: string) {}
+  constructor(
+    private readonly url: string,
+    private readonly key: string,
+  ) {}
 
   async runClient(): Promise<void> {
     for (;;) {
@@ -40,7 +43,9 @@ class BatchLoad {
         this.unexpectedAnswers.push(`${answer.status} ${JSON.stringify(answer.body)}`);
         return;
       }
-      answer.body.results.forEach((result, i) => (result.id === ids[i] ? this.acknowledged.add(ids[i]) : this.unexpectedAnswers.push(JSON.stringify(result))));
+      answer.body.results.forEach((result, i) =>
+        result.id === ids[i] ? this.acknowledged.add(ids[i]) : this.unexpectedAnswers.push(JSON.stringify(result)),
+      );
       if (sentBeforeSignal && this.signalledAt !== undefined) this.answeredAfterSignal += 1;
     }
   }
@@ -65,8 +70,15 @@ async function listedIds(service: ChildService, projectId: string, key: string):
   const ids = new Set<string>();
   const hourAround = (sign: number) => new Date(Date.now() + sign * 3_600_000).toISOString();
   for (let offset = 0; ; offset += PAGE_SIZE) {
-    const query = new URLSearchParams({ from: hourAround(-1), to: hourAround(1), limit: String(PAGE_SIZE), offset: String(offset) });
-    const res = await fetch(`${service.url}/projects/${projectId}/agent/runs?${query}`, { headers: { authorization: `Bearer ${key}` } });
+    const query = new URLSearchParams({
+      from: hourAround(-1),
+      to: hourAround(1),
+      limit: String(PAGE_SIZE),
+      offset: String(offset),
+    });
+    const res = await fetch(`${service.url}/projects/${projectId}/agent/runs?${query}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.status).toBe(200);
     const page = (await res.json()) as { id: string }[];
     for (const run of page) ids.add(run.id);
@@ -103,7 +115,12 @@ describe('SIGTERM', () => {
 
     expect(exitCode).toBe(0);
     expect(stopMs).toBeLessThanOrEqual(STOP_WITHIN_MS);
-    expect(await fetch(`${url}/healthz`).then(() => 'answered', (error: Error) => (error.cause as { code?: string }).code)).toBe('ECONNREFUSED');
+    expect(
+      await fetch(`${url}/healthz`).then(
+        () => 'answered',
+        (error: Error) => (error.cause as { code?: string }).code,
+      ),
+    ).toBe('ECONNREFUSED');
     expect(load.unexpectedAnswers).toEqual([]);
     expect(load.answeredAfterSignal).toBeGreaterThan(0);
     expect(load.acknowledged.size).toBeGreaterThan(0);

@@ -6,7 +6,9 @@ import { detailPaths, expectError, KEY, refusal, TIMESTAMP, UNKNOWN, UUID } from
 import { bearer, createApiKey, createProject, registerUser, setUpTeam } from '../support/fixtures';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(); });
+beforeAll(async () => {
+  app = await startTestApp();
+});
 afterAll(() => app.close());
 // This file registers more users than AUTH_RATE_LIMIT_PER_MINUTE allows in one minute (the limit has its own
 // tests); the service's clock stands still, so each test moves it on to a fresh rate-limit minute.
@@ -16,9 +18,13 @@ type User = Awaited<ReturnType<typeof registerUser>>;
 type Project = Awaited<ReturnType<typeof createProject>>;
 const keysUrl = (orgId: string, projectId: string) => `/admin/orgs/${orgId}/projects/${projectId}/api-keys`;
 const listKeys = async (user: User, projectId: string) =>
-  (await app.http.get(keysUrl(user.org.id, projectId)).set(bearer(user.token)).expect(200)).body as Record<string, unknown>[];
+  (await app.http.get(keysUrl(user.org.id, projectId)).set(bearer(user.token)).expect(200)).body as Record<
+    string,
+    unknown
+  >[];
 /** An API-key-authenticated call: starting a run (the ingest path). */
-const startRun = (key: string) => app.http.post('/ingest/agent/runs').set(bearer(key)).send({ agent_name: 'api-key-test' });
+const startRun = (key: string) =>
+  app.http.post('/ingest/agent/runs').set(bearer(key)).send({ agent_name: 'api-key-test' });
 
 describe('POST …/api-keys', () => {
   let admin: User;
@@ -29,7 +35,11 @@ describe('POST …/api-keys', () => {
   });
 
   it('→ 201 { id, name, key, prefix, created_at, last_used_at }; key is rw_ + 40 base62, prefix its first 8 characters', async () => {
-    const res = await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(admin.token)).send({ name: '  CI pipeline ' }).expect(201);
+    const res = await app.http
+      .post(keysUrl(admin.org.id, project.id))
+      .set(bearer(admin.token))
+      .send({ name: '  CI pipeline ' })
+      .expect(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(UUID),
       name: 'CI pipeline',
@@ -44,7 +54,11 @@ describe('POST …/api-keys', () => {
   it('names the key "default" when no name is sent: no body, or an empty object', async () => {
     const noBody = await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(admin.token)).expect(201);
     expect(noBody.body.name).toBe('default');
-    const emptyObject = await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(admin.token)).send({}).expect(201);
+    const emptyObject = await app.http
+      .post(keysUrl(admin.org.id, project.id))
+      .set(bearer(admin.token))
+      .send({})
+      .expect(201);
     expect(emptyObject.body.name).toBe('default');
   });
 
@@ -56,7 +70,9 @@ describe('POST …/api-keys', () => {
 
   it('stores only the SHA-256 of the key and its prefix, never the key', async () => {
     const created = await createApiKey(app, admin.token, admin.org.id, project.id);
-    const [row] = await app.stores.pg.query<Record<string, unknown>>('SELECT * FROM api_keys WHERE id = $1', [created.id]);
+    const [row] = await app.stores.pg.query<Record<string, unknown>>('SELECT * FROM api_keys WHERE id = $1', [
+      created.id,
+    ]);
     expect(row.key_hash).toBe(createHash('sha256').update(created.key).digest('hex'));
     expect(row.prefix).toBe(created.prefix);
     expect(JSON.stringify(row)).not.toContain(created.key);
@@ -76,14 +92,26 @@ describe('POST …/api-keys', () => {
 
   it('malformed JSON → 400; text → 415; malformed ids → 400 invalid_id', async () => {
     const url = keysUrl(admin.org.id, project.id);
-    expectError(await app.http.post(url).set(bearer(admin.token)).set('Content-Type', 'application/json').send('{"name":}'), 400, 'malformed_json');
-    expectError(await app.http.post(url).set(bearer(admin.token)).set('Content-Type', 'text/plain').send('ci'), 415, 'unsupported_media_type');
+    expectError(
+      await app.http.post(url).set(bearer(admin.token)).set('Content-Type', 'application/json').send('{"name":}'),
+      400,
+      'malformed_json',
+    );
+    expectError(
+      await app.http.post(url).set(bearer(admin.token)).set('Content-Type', 'text/plain').send('ci'),
+      415,
+      'unsupported_media_type',
+    );
     expectError(await app.http.post(keysUrl(admin.org.id, 'x')).set(bearer(admin.token)).send({}), 400, 'invalid_id');
     expectError(await app.http.post(keysUrl('x', project.id)).set(bearer(admin.token)).send({}), 400, 'invalid_id');
   });
 
   it('a project that does not exist → 404; no session → 401', async () => {
-    expectError(await app.http.post(keysUrl(admin.org.id, UNKNOWN)).set(bearer(admin.token)).send({}), 404, 'not_found');
+    expectError(
+      await app.http.post(keysUrl(admin.org.id, UNKNOWN)).set(bearer(admin.token)).send({}),
+      404,
+      'not_found',
+    );
     expectError(await app.http.post(keysUrl(admin.org.id, project.id)).send({}), 401, 'unauthenticated');
   });
 });
@@ -92,8 +120,20 @@ describe('GET …/api-keys', () => {
   it('→ 200 the active keys, without `key`, oldest first', async () => {
     const admin = await registerUser(app);
     const project = await createProject(app, admin.token, admin.org.id);
-    const first = (await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(admin.token)).send({ name: 'first' }).expect(201)).body;
-    const second = (await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(admin.token)).send({ name: 'second' }).expect(201)).body;
+    const first = (
+      await app.http
+        .post(keysUrl(admin.org.id, project.id))
+        .set(bearer(admin.token))
+        .send({ name: 'first' })
+        .expect(201)
+    ).body;
+    const second = (
+      await app.http
+        .post(keysUrl(admin.org.id, project.id))
+        .set(bearer(admin.token))
+        .send({ name: 'second' })
+        .expect(201)
+    ).body;
     const listed = await listKeys(admin, project.id);
     const withoutKey = ({ key: _key, ...rest }: Record<string, unknown>) => rest;
     expect(listed).toEqual([withoutKey(first), withoutKey(second)]);
@@ -140,24 +180,43 @@ describe('DELETE …/api-keys/{keyID}', () => {
     const kept = await createApiKey(app, admin.token, admin.org.id, project.id);
     // Used once before, so the service holds it in its key cache.
     await startRun(revoked.key).expect(201);
-    const res = await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${revoked.id}`).set(bearer(admin.token)).expect(204);
+    const res = await app.http
+      .delete(`${keysUrl(admin.org.id, project.id)}/${revoked.id}`)
+      .set(bearer(admin.token))
+      .expect(204);
     expect(res.text).toBe('');
     expectError(await startRun(revoked.key), 401, 'unauthenticated');
     // The project's other key keeps working.
     await startRun(kept.key).expect(201);
     expect((await listKeys(admin, project.id)).map((k) => k.id)).toEqual([kept.id]);
-    expectError(await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${revoked.id}`).set(bearer(admin.token)), 404, 'not_found');
+    expectError(
+      await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${revoked.id}`).set(bearer(admin.token)),
+      404,
+      'not_found',
+    );
   });
 
   it('a key that does not exist → 404; a malformed key id → 400 invalid_id', async () => {
-    expectError(await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${UNKNOWN}`).set(bearer(admin.token)), 404, 'not_found');
-    expectError(await app.http.delete(`${keysUrl(admin.org.id, project.id)}/rw_abc`).set(bearer(admin.token)), 400, 'invalid_id');
+    expectError(
+      await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${UNKNOWN}`).set(bearer(admin.token)),
+      404,
+      'not_found',
+    );
+    expectError(
+      await app.http.delete(`${keysUrl(admin.org.id, project.id)}/rw_abc`).set(bearer(admin.token)),
+      400,
+      'invalid_id',
+    );
   });
 
   it("a key of project P1 addressed under project P2's path → 404, and the key keeps working", async () => {
     const other = await createProject(app, admin.token, admin.org.id);
     const key = await createApiKey(app, admin.token, admin.org.id, project.id);
-    expectError(await app.http.delete(`${keysUrl(admin.org.id, other.id)}/${key.id}`).set(bearer(admin.token)), 404, 'not_found');
+    expectError(
+      await app.http.delete(`${keysUrl(admin.org.id, other.id)}/${key.id}`).set(bearer(admin.token)),
+      404,
+      'not_found',
+    );
     await startRun(key.key).expect(201);
   });
 
@@ -167,7 +226,11 @@ describe('DELETE …/api-keys/{keyID}', () => {
     expectError(await app.http.get(keysUrl(admin.org.id, project.id)), 401, 'unauthenticated');
     expectError(await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${key.id}`), 401, 'unauthenticated');
     // Nor can a key revoke itself: the admin endpoints take sessions only.
-    expectError(await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${key.id}`).set(bearer(key.key)), 401, 'unauthenticated');
+    expectError(
+      await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${key.id}`).set(bearer(key.key)),
+      401,
+      'unauthenticated',
+    );
     await startRun(key.key).expect(201);
   });
 });
@@ -184,38 +247,65 @@ describe('roles and organizations', () => {
   });
 
   it('a member creates, lists and revokes keys (the engineers who instrument agents)', async () => {
-    const created = await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(member.token)).send({ name: 'by member' }).expect(201);
+    const created = await app.http
+      .post(keysUrl(admin.org.id, project.id))
+      .set(bearer(member.token))
+      .send({ name: 'by member' })
+      .expect(201);
     expect(created.body.key).toMatch(KEY);
     const listed = await app.http.get(keysUrl(admin.org.id, project.id)).set(bearer(member.token)).expect(200);
     expect(listed.body.map((k: { id: string }) => k.id)).toContain(created.body.id);
-    await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${created.body.id}`).set(bearer(member.token)).expect(204);
+    await app.http
+      .delete(`${keysUrl(admin.org.id, project.id)}/${created.body.id}`)
+      .set(bearer(member.token))
+      .expect(204);
     expectError(await startRun(created.body.key), 401, 'unauthenticated');
   });
 
   it('a member may revoke a key an admin created, and the reverse', async () => {
     const byAdmin = await createApiKey(app, admin.token, admin.org.id, project.id);
     const byMember = await createApiKey(app, member.token, admin.org.id, project.id);
-    await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${byAdmin.id}`).set(bearer(member.token)).expect(204);
-    await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${byMember.id}`).set(bearer(admin.token)).expect(204);
+    await app.http
+      .delete(`${keysUrl(admin.org.id, project.id)}/${byAdmin.id}`)
+      .set(bearer(member.token))
+      .expect(204);
+    await app.http
+      .delete(`${keysUrl(admin.org.id, project.id)}/${byMember.id}`)
+      .set(bearer(admin.token))
+      .expect(204);
   });
 
   it('a viewer → 403 on create, list and revoke; the key survives', async () => {
     const key = await createApiKey(app, admin.token, admin.org.id, project.id);
-    expectError(await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(viewer.token)).send({}), 403, 'forbidden');
+    expectError(
+      await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(viewer.token)).send({}),
+      403,
+      'forbidden',
+    );
     expectError(await app.http.get(keysUrl(admin.org.id, project.id)).set(bearer(viewer.token)), 403, 'forbidden');
-    expectError(await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${key.id}`).set(bearer(viewer.token)), 403, 'forbidden');
+    expectError(
+      await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${key.id}`).set(bearer(viewer.token)),
+      403,
+      'forbidden',
+    );
     await startRun(key.key).expect(201);
   });
 
-  it("an outsider → 404 on create, list and revoke, like a project that does not exist; no key data leaks", async () => {
+  it('an outsider → 404 on create, list and revoke, like a project that does not exist; no key data leaks', async () => {
     const key = await createApiKey(app, admin.token, admin.org.id, project.id);
     const attempts: [Response, Response][] = [
-      [await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(outsider.token)).send({}),
-        await app.http.post(keysUrl(UNKNOWN, UNKNOWN)).set(bearer(outsider.token)).send({})],
-      [await app.http.get(keysUrl(admin.org.id, project.id)).set(bearer(outsider.token)),
-        await app.http.get(keysUrl(UNKNOWN, UNKNOWN)).set(bearer(outsider.token))],
-      [await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${key.id}`).set(bearer(outsider.token)),
-        await app.http.delete(`${keysUrl(UNKNOWN, UNKNOWN)}/${UNKNOWN}`).set(bearer(outsider.token))],
+      [
+        await app.http.post(keysUrl(admin.org.id, project.id)).set(bearer(outsider.token)).send({}),
+        await app.http.post(keysUrl(UNKNOWN, UNKNOWN)).set(bearer(outsider.token)).send({}),
+      ],
+      [
+        await app.http.get(keysUrl(admin.org.id, project.id)).set(bearer(outsider.token)),
+        await app.http.get(keysUrl(UNKNOWN, UNKNOWN)).set(bearer(outsider.token)),
+      ],
+      [
+        await app.http.delete(`${keysUrl(admin.org.id, project.id)}/${key.id}`).set(bearer(outsider.token)),
+        await app.http.delete(`${keysUrl(UNKNOWN, UNKNOWN)}/${UNKNOWN}`).set(bearer(outsider.token)),
+      ],
     ];
     for (const [theirs, none] of attempts) {
       expectError(theirs, 404, 'not_found');
@@ -227,9 +317,17 @@ describe('roles and organizations', () => {
 
   it("the outsider's own org path with this project's id → 404 on create, list and revoke", async () => {
     const key = await createApiKey(app, admin.token, admin.org.id, project.id);
-    expectError(await app.http.post(keysUrl(outsider.org.id, project.id)).set(bearer(outsider.token)).send({}), 404, 'not_found');
+    expectError(
+      await app.http.post(keysUrl(outsider.org.id, project.id)).set(bearer(outsider.token)).send({}),
+      404,
+      'not_found',
+    );
     expectError(await app.http.get(keysUrl(outsider.org.id, project.id)).set(bearer(outsider.token)), 404, 'not_found');
-    expectError(await app.http.delete(`${keysUrl(outsider.org.id, project.id)}/${key.id}`).set(bearer(outsider.token)), 404, 'not_found');
+    expectError(
+      await app.http.delete(`${keysUrl(outsider.org.id, project.id)}/${key.id}`).set(bearer(outsider.token)),
+      404,
+      'not_found',
+    );
     expect((await listKeys(admin, project.id)).map((k) => k.id)).toContain(key.id);
     await startRun(key.key).expect(201);
   });
@@ -266,12 +364,19 @@ describe('using a key', () => {
   });
 
   it('a session token is not an API key → 401', async () => {
-    expectError(await app.http.post('/ingest/agent/runs').set(bearer(admin.token)).send({ agent_name: 'x' }), 401, 'unauthenticated');
+    expectError(
+      await app.http.post('/ingest/agent/runs').set(bearer(admin.token)).send({ agent_name: 'x' }),
+      401,
+      'unauthenticated',
+    );
   });
 
   it("a key used on another project's path → 403", async () => {
     const other = await createProject(app, admin.token, admin.org.id);
-    const res = await app.http.get(`/projects/${other.id}/agent/runs/${UNKNOWN}/steps`).set(bearer(key)).query({ timestamp: new Date().toISOString() });
+    const res = await app.http
+      .get(`/projects/${other.id}/agent/runs/${UNKNOWN}/steps`)
+      .set(bearer(key))
+      .query({ timestamp: new Date().toISOString() });
     expectError(res, 403, 'forbidden');
   });
 });

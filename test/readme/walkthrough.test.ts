@@ -66,12 +66,19 @@ async function runCommands(commands: string[], address: string): Promise<string[
     // A newline first: curl prints no newline after a body.
     ...commands.flatMap((command) => [`printf '\\n%s\\n' '${COMMAND_MARK}'`, forTestService(command, address)]),
   ].join('\n');
-  const { stdout } = await runBash('bash', ['-c', script], { timeout: SCRIPT_TIMEOUT_MS }).catch((error: BashFailure) => {
-    // execFile's own message repeats the whole script: say what failed, and what the walkthrough printed before.
-    const how = error.killed ? `timed out after ${SCRIPT_TIMEOUT_MS / 1000} s` : `failed with exit code ${error.code}`;
-    throw new Error(`the walkthrough ${how}:\n${error.stderr}\nits output:\n${error.stdout}`);
-  });
-  return stdout.split(`\n${COMMAND_MARK}\n`).slice(1).map((output) => output.trim());
+  const { stdout } = await runBash('bash', ['-c', script], { timeout: SCRIPT_TIMEOUT_MS }).catch(
+    (error: BashFailure) => {
+      // execFile's own message repeats the whole script: say what failed, and what the walkthrough printed before.
+      const how = error.killed
+        ? `timed out after ${SCRIPT_TIMEOUT_MS / 1000} s`
+        : `failed with exit code ${error.code}`;
+      throw new Error(`the walkthrough ${how}:\n${error.stderr}\nits output:\n${error.stdout}`);
+    },
+  );
+  return stdout
+    .split(`\n${COMMAND_MARK}\n`)
+    .slice(1)
+    .map((output) => output.trim());
 }
 
 describe('README walkthrough', () => {

@@ -24,9 +24,15 @@ beforeAll(async () => {
   adminToken = setup.admin.token;
   orgId = setup.org.id;
   // Two running runs of the last minutes, nothing else.
-  for (const [agent, minutesAgo] of [['planner', 3], ['coder', 20]] as const) {
-    await app.http.post('/ingest/agent/runs').set(bearer(key))
-      .send({ agent_name: agent, timestamp: iso(new Date(now.getTime() - minutesAgo * MINUTE)) }).expect(201);
+  for (const [agent, minutesAgo] of [
+    ['planner', 3],
+    ['coder', 20],
+  ] as const) {
+    await app.http
+      .post('/ingest/agent/runs')
+      .set(bearer(key))
+      .send({ agent_name: agent, timestamp: iso(new Date(now.getTime() - minutesAgo * MINUTE)) })
+      .expect(201);
   }
 });
 afterAll(() => app.close());
@@ -67,29 +73,40 @@ describe('access', () => {
 });
 
 describe('parameters', () => {
-  const get = (report: (typeof PATHS)[number], query: Record<string, string>) => app.http.get(pathOf(report)).query(query).set(bearer(key));
+  const get = (report: (typeof PATHS)[number], query: Record<string, string>) =>
+    app.http.get(pathOf(report)).query(query).set(bearer(key));
 
-  it.each(PATHS.flatMap((report) => [
-    [report, { from: '2026-11-21' }],
-    [report, { from: '2026-11-21T00:00:00' }],
-    [report, { to: 'yesterday' }],
-    [report, { to: '1763700000' }],
-    [report, { unknown: '1' }],
-  ] as const))('%s with %j is 400 validation_failed', async (report, query) => {
+  it.each(
+    PATHS.flatMap(
+      (report) =>
+        [
+          [report, { from: '2026-11-21' }],
+          [report, { from: '2026-11-21T00:00:00' }],
+          [report, { to: 'yesterday' }],
+          [report, { to: '1763700000' }],
+          [report, { unknown: '1' }],
+        ] as const,
+    ),
+  )('%s with %j is 400 validation_failed', async (report, query) => {
     const res = await get(report, query).expect(400);
     expect(res.body.error.code).toBe('validation_failed');
     expect(res.body.error.details.length).toBeGreaterThan(0);
   });
 
-  it.each(PATHS.flatMap((report) => [
-    [report, { from: iso(now), to: iso(now) }],
-    [report, { from: iso(now), to: iso(new Date(now.getTime() - 1)) }],
-    [report, { from: iso(new Date(now.getTime() - 400 * DAY - 1)), to: iso(now) }],
-    [report, { from: iso(new Date(now.getTime() + DAY)) }],
-    [report, { to: iso(new Date(now.getTime() - 31 * DAY)) }],
-    [report, { from: '1900-01-10T00:00:00Z', to: '1900-01-20T00:00:00Z' }],
-    [report, { from: '2299-12-30T00:00:00Z', to: '2300-01-02T00:00:00Z' }],
-  ] as const))('%s with %j is 400 invalid_window', async (report, query) => {
+  it.each(
+    PATHS.flatMap(
+      (report) =>
+        [
+          [report, { from: iso(now), to: iso(now) }],
+          [report, { from: iso(now), to: iso(new Date(now.getTime() - 1)) }],
+          [report, { from: iso(new Date(now.getTime() - 400 * DAY - 1)), to: iso(now) }],
+          [report, { from: iso(new Date(now.getTime() + DAY)) }],
+          [report, { to: iso(new Date(now.getTime() - 31 * DAY)) }],
+          [report, { from: '1900-01-10T00:00:00Z', to: '1900-01-20T00:00:00Z' }],
+          [report, { from: '2299-12-30T00:00:00Z', to: '2300-01-02T00:00:00Z' }],
+        ] as const,
+    ),
+  )('%s with %j is 400 invalid_window', async (report, query) => {
     const res = await get(report, query).expect(400);
     expect(res.body.error.code).toBe('invalid_window');
   });
@@ -100,8 +117,16 @@ describe('parameters', () => {
   });
 
   it.each<Record<string, string>>([
-    { limit: '0' }, { limit: '1001' }, { limit: '-1' }, { limit: 'abc' }, { limit: '2.5' },
-    { offset: '-1' }, { offset: 'x' }, { status: 'done' }, { loop_detected: 'yes' }, { agent_name: '' },
+    { limit: '0' },
+    { limit: '1001' },
+    { limit: '-1' },
+    { limit: 'abc' },
+    { limit: '2.5' },
+    { offset: '-1' },
+    { offset: 'x' },
+    { status: 'done' },
+    { loop_detected: 'yes' },
+    { agent_name: '' },
   ])('runs with %j is 400 validation_failed', async (query) => {
     const res = await get('runs', query).expect(400);
     expect(res.body.error.code).toBe('validation_failed');
@@ -114,7 +139,10 @@ describe('parameters', () => {
 });
 
 describe('windows without finished runs', () => {
-  const oldWindow = () => ({ from: iso(new Date(now.getTime() - 10 * DAY)), to: iso(new Date(now.getTime() - 9 * DAY)) });
+  const oldWindow = () => ({
+    from: iso(new Date(now.getTime() - 10 * DAY)),
+    to: iso(new Date(now.getTime() - 9 * DAY)),
+  });
 
   it('an empty window reports zeros, no agents and no runs', async () => {
     const summary = await app.http.get(pathOf('summary')).query(oldWindow()).set(bearer(key)).expect(200);
@@ -130,17 +158,44 @@ describe('windows without finished runs', () => {
   it('a window of running runs only counts them, with finished-run signals at 0', async () => {
     const summary = await app.http.get(pathOf('summary')).set(bearer(key)).expect(200);
     expect(summary.body.current).toEqual({
-      total_runs: 2, completed_runs: 0, completion_rate: 0, loop_runs: 0, loop_rate: 0, avg_cost_usd: 0, avg_tokens: 0,
-      duration_p50_ms: 0, duration_p95_ms: 0, duration_p99_ms: 0, total_steps: 0, total_tool_calls: 0, unique_agents: 2, unique_tools: 0,
+      total_runs: 2,
+      completed_runs: 0,
+      completion_rate: 0,
+      loop_runs: 0,
+      loop_rate: 0,
+      avg_cost_usd: 0,
+      avg_tokens: 0,
+      duration_p50_ms: 0,
+      duration_p95_ms: 0,
+      duration_p99_ms: 0,
+      total_steps: 0,
+      total_tool_calls: 0,
+      unique_agents: 2,
+      unique_tools: 0,
     });
     const health = await app.http.get(pathOf('health')).set(bearer(key)).expect(200);
     expect(health.body.map((entry: { agent_name: string }) => entry.agent_name)).toEqual(['coder', 'planner']);
     expect(health.body[0]).toEqual({
-      agent_name: 'coder', total_runs: 1, prev_total_runs: 0, completed_runs: 0, completion_rate: 0, loop_runs: 0, loop_rate: 0, avg_cost_usd: 0, avg_tokens: 0,
+      agent_name: 'coder',
+      total_runs: 1,
+      prev_total_runs: 0,
+      completed_runs: 0,
+      completion_rate: 0,
+      loop_runs: 0,
+      loop_rate: 0,
+      avg_cost_usd: 0,
+      avg_tokens: 0,
     });
     const runs = await app.http.get(pathOf('runs')).query({ status: 'running' }).set(bearer(key)).expect(200);
-    expect(runs.body.map((run: { agent_name: string; status: string; finished_at: null }) => [run.agent_name, run.status, run.finished_at])).toEqual([
-      ['planner', 'running', null], ['coder', 'running', null],
+    expect(
+      runs.body.map((run: { agent_name: string; status: string; finished_at: null }) => [
+        run.agent_name,
+        run.status,
+        run.finished_at,
+      ]),
+    ).toEqual([
+      ['planner', 'running', null],
+      ['coder', 'running', null],
     ]);
     expect(runs.headers['x-total-count']).toBe('2');
   });

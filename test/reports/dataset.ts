@@ -50,7 +50,11 @@ function generator(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, integer: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)), pick: <T>(items: readonly T[]) => items[Math.floor(next() * items.length)] };
+  return {
+    next,
+    integer: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)),
+    pick: <T>(items: readonly T[]) => items[Math.floor(next() * items.length)],
+  };
 }
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
@@ -66,7 +70,12 @@ export function nextId(random: () => number): string {
 const TOOLS = ['search', 'Search', 'read_file', 'write_file', 'run_tests', 'browse'];
 
 /** Steps with unique inputs and outputs (so no loop rule can match by accident), optionally with a 4-step loop. */
-function makeSteps(label: string, count: number, withLoop: boolean, random: ReturnType<typeof generator>): { steps: StepSpec[]; loopStepIndex: number | null } {
+function makeSteps(
+  label: string,
+  count: number,
+  withLoop: boolean,
+  random: ReturnType<typeof generator>,
+): { steps: StepSpec[]; loopStepIndex: number | null } {
   const steps: StepSpec[] = [];
   let loopStepIndex: number | null = null;
   const loopAt = withLoop ? random.integer(0, Math.max(0, count - 4)) : -1;
@@ -74,7 +83,15 @@ function makeSteps(label: string, count: number, withLoop: boolean, random: Retu
     if (index === loopAt) {
       loopStepIndex = index;
       for (let repeat = 0; repeat < 4; repeat += 1) {
-        steps.push({ index: index + repeat, type: 'tool', tool_name: 'search', input: '{"q":"same"}', output: 'same result', tokens: 10, cost_usd: 0.0001 });
+        steps.push({
+          index: index + repeat,
+          type: 'tool',
+          tool_name: 'search',
+          input: '{"q":"same"}',
+          output: 'same result',
+          tokens: 10,
+          cost_usd: 0.0001,
+        });
       }
       index += 3;
       continue;
@@ -96,13 +113,32 @@ export function buildDataset(now: Date): RunSpec[] {
   const random = generator(20261121);
   const T = now.getTime();
   const runs: RunSpec[] = [];
-  const finishedStatuses: Status[] = ['completed', 'completed', 'completed', 'failed', 'completed', 'cancelled', 'completed', 'timed_out'];
+  const finishedStatuses: Status[] = [
+    'completed',
+    'completed',
+    'completed',
+    'failed',
+    'completed',
+    'cancelled',
+    'completed',
+    'timed_out',
+  ];
   let serial = 0;
 
-  function add(agent: string, startMs: number, status: Status, options: Partial<RunSpec> & { stepCount?: number; loop?: boolean; durationMs?: number } = {}) {
+  function add(
+    agent: string,
+    startMs: number,
+    status: Status,
+    options: Partial<RunSpec> & { stepCount?: number; loop?: boolean; durationMs?: number } = {},
+  ) {
     serial += 1;
     const label = `${agent}#${serial}`;
-    const { steps, loopStepIndex } = makeSteps(label, options.stepCount ?? random.integer(0, 9), options.loop ?? false, random);
+    const { steps, loopStepIndex } = makeSteps(
+      label,
+      options.stepCount ?? random.integer(0, 9),
+      options.loop ?? false,
+      random,
+    );
     const finished = status !== 'running' && status !== 'abandoned';
     const durationMs = options.durationMs ?? random.integer(100, 600_000);
     const run: RunSpec = {
@@ -112,7 +148,12 @@ export function buildDataset(now: Date): RunSpec[] {
       status,
       finishedAt: finished ? new Date(startMs + durationMs) : status === 'abandoned' ? now : null,
       // Starts older than the abandon cut-off (a day) are refused by the start call: such runs come whole, in a batch.
-      via: status === 'running' || status === 'abandoned' ? 'stream' : T - startMs > DAY - HOUR ? 'batch' : options.via ?? (serial % 2 === 0 ? 'batch' : 'stream'),
+      via:
+        status === 'running' || status === 'abandoned'
+          ? 'stream'
+          : T - startMs > DAY - HOUR
+            ? 'batch'
+            : (options.via ?? (serial % 2 === 0 ? 'batch' : 'stream')),
       steps,
       loopStepIndex,
       input: `input of ${label}`,
@@ -127,13 +168,28 @@ export function buildDataset(now: Date): RunSpec[] {
   }
 
   // Current window: three active agents, an upper-case one (sorts first by code points), loops, a tie group.
-  const currentAgents: [string, number][] = [['planner', 12], ['coder', 8], ['reviewer', 5], ['Zeta', 3]];
+  const currentAgents: [string, number][] = [
+    ['planner', 12],
+    ['coder', 8],
+    ['reviewer', 5],
+    ['Zeta', 3],
+  ];
   for (const [agent, count] of currentAgents) {
     for (let i = 0; i < count; i += 1) {
-      add(agent, T - random.integer(2 * HOUR, DAY - HOUR), finishedStatuses[(i + agent.length) % finishedStatuses.length], { loop: i % 5 === 1 });
+      add(
+        agent,
+        T - random.integer(2 * HOUR, DAY - HOUR),
+        finishedStatuses[(i + agent.length) % finishedStatuses.length],
+        { loop: i % 5 === 1 },
+      );
     }
   }
-  add('planner', T - 90 * MINUTE, 'completed', { via: 'batch', totalCostOverride: 1.25, totalTokensOverride: 99_999, terminationDetail: 'done early' });
+  add('planner', T - 90 * MINUTE, 'completed', {
+    via: 'batch',
+    totalCostOverride: 1.25,
+    totalTokensOverride: 99_999,
+    terminationDetail: 'done early',
+  });
   // Equal start times: ordered by the ids' strings, which ClickHouse's UUID order would reverse.
   const tie = T - 5 * HOUR;
   add('coder', tie, 'completed', { id: 'ffffffff-0000-4000-8000-000000000001' });
@@ -154,10 +210,16 @@ export function buildDataset(now: Date): RunSpec[] {
   add('planner', T - 3 * HOUR, 'abandoned', { stepCount: 4 });
 
   // Previous window: an agent that has stopped since ("retired"), and its own edges.
-  const previousAgents: [string, number][] = [['planner', 6], ['coder', 4], ['retired', 3]];
+  const previousAgents: [string, number][] = [
+    ['planner', 6],
+    ['coder', 4],
+    ['retired', 3],
+  ];
   for (const [agent, count] of previousAgents) {
     for (let i = 0; i < count; i += 1) {
-      add(agent, T - DAY - random.integer(HOUR, DAY - HOUR), finishedStatuses[(i + 3) % finishedStatuses.length], { loop: i === 2 });
+      add(agent, T - DAY - random.integer(HOUR, DAY - HOUR), finishedStatuses[(i + 3) % finishedStatuses.length], {
+        loop: i === 2,
+      });
     }
   }
   add('coder', T - 2 * DAY, 'failed');
@@ -196,14 +258,20 @@ export async function loadDataset(app: TestApp, key: string, runs: readonly RunS
   };
   const stream = async (run: RunSpec) => {
     await post('/ingest/agent/runs', startBody(run), 201);
-    const firstCall = run.status === 'running' || run.status === 'abandoned' ? run.steps : run.steps.slice(0, Math.ceil(run.steps.length / 2));
+    const firstCall =
+      run.status === 'running' || run.status === 'abandoned'
+        ? run.steps
+        : run.steps.slice(0, Math.ceil(run.steps.length / 2));
     // Steps in two calls when there are enough, to exercise several live versions.
     const half = Math.ceil(firstCall.length / 2);
     for (const part of [firstCall.slice(0, half), firstCall.slice(half)]) {
       if (part.length > 0) await post(`/ingest/agent/runs/${run.id}/steps`, { timestamp: iso(run.start), steps: part });
     }
     if (run.status !== 'running' && run.status !== 'abandoned') {
-      await post(`/ingest/agent/runs/${run.id}/finish`, { timestamp: iso(run.start), ...finishFields(run, run.steps.slice(firstCall.length)) });
+      await post(`/ingest/agent/runs/${run.id}/finish`, {
+        timestamp: iso(run.start),
+        ...finishFields(run, run.steps.slice(firstCall.length)),
+      });
     }
   };
 
@@ -211,8 +279,11 @@ export async function loadDataset(app: TestApp, key: string, runs: readonly RunS
   const batch = runs.filter((run) => run.via === 'batch');
   const streamed = runs.filter((run) => run.via === 'stream' && !lateRunning.includes(run));
 
-  const results = await post('/ingest/agent/runs/batch', { runs: batch.map((run) => ({ ...startBody(run), ...finishFields(run, run.steps) })) });
-  for (const result of results.results) if ('error' in result) throw new Error(`batch item failed: ${JSON.stringify(result)}`);
+  const results = await post('/ingest/agent/runs/batch', {
+    runs: batch.map((run) => ({ ...startBody(run), ...finishFields(run, run.steps) })),
+  });
+  for (const result of results.results)
+    if ('error' in result) throw new Error(`batch item failed: ${JSON.stringify(result)}`);
   for (const run of streamed) await stream(run);
   // Everything still live and older than an hour becomes abandoned, at `now`.
   await app.ingest.abandonStaleRuns(3600);
@@ -242,7 +313,12 @@ export interface ExpectedRun {
 }
 
 const TERMINATION: Record<Status, string | null> = {
-  running: null, completed: 'completed', failed: 'error', cancelled: 'cancelled', timed_out: 'timeout', abandoned: 'abandoned',
+  running: null,
+  completed: 'completed',
+  failed: 'error',
+  cancelled: 'cancelled',
+  timed_out: 'timeout',
+  abandoned: 'abandoned',
 };
 
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);

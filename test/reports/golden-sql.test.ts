@@ -33,9 +33,15 @@ it.each(Object.keys(STATEMENTS))('%s renders as its golden file', (name) => {
   const file = path.join(GOLDEN, `${name}.sql`);
   const rendered = `${STATEMENTS[name].trim()}\n`;
   if (update) fs.writeFileSync(file, rendered);
-  expect(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : `(no file ${name}.sql: run with UPDATE_GOLDEN=1)`).toBe(rendered);
+  expect(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : `(no file ${name}.sql: run with UPDATE_GOLDEN=1)`).toBe(
+    rendered,
+  );
 });
 
 it('every golden file belongs to a statement', () => {
-  expect(fs.readdirSync(GOLDEN).sort()).toEqual(Object.keys(STATEMENTS).map((name) => `${name}.sql`).sort());
+  expect(fs.readdirSync(GOLDEN).sort()).toEqual(
+    Object.keys(STATEMENTS)
+      .map((name) => `${name}.sql`)
+      .sort(),
+  );
 });

@@ -22,18 +22,33 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-it.each(['runs', 'summary', 'health'])('%s over REPORT_MAX_MEMORY_BYTES is 503 unavailable with Retry-After', async (report) => {
-  const res = await app.http.get(`/projects/${projectId}/agent/${report}`).set(bearer(key)).expect(503);
-  expect(res.body.error.code).toBe('unavailable');
-  expect(res.body.error.message).toMatch(/limit/);
-  expect(res.headers['retry-after']).toBeDefined();
-});
+it.each(['runs', 'summary', 'health'])(
+  '%s over REPORT_MAX_MEMORY_BYTES is 503 unavailable with Retry-After',
+  async (report) => {
+    const res = await app.http.get(`/projects/${projectId}/agent/${report}`).set(bearer(key)).expect(503);
+    expect(res.body.error.code).toBe('unavailable');
+    expect(res.body.error.message).toMatch(/limit/);
+    expect(res.headers['retry-after']).toBeDefined();
+  },
+);
 
-it('a report\'s limits bind that report only: ingest and reading a run back work after it', async () => {
+it("a report's limits bind that report only: ingest and reading a run back work after it", async () => {
   await app.http.get(`/projects/${projectId}/agent/summary`).set(bearer(key)).expect(503);
   const started = await app.http.post('/ingest/agent/runs').set(bearer(key)).send({ agent_name: 'after' }).expect(201);
-  const steps = Array.from({ length: 200 }, (_, index) => ({ index, type: 'llm', output: `thought ${index}`.repeat(50) }));
-  await app.http.post(`/ingest/agent/runs/${started.body.id}/steps`).set(bearer(key)).send({ timestamp: started.body.timestamp, steps }).expect(200);
-  const run = await app.http.get(`/projects/${projectId}/agent/runs/${started.body.id}`).query({ timestamp: started.body.timestamp }).set(bearer(key)).expect(200);
+  const steps = Array.from({ length: 200 }, (_, index) => ({
+    index,
+    type: 'llm',
+    output: `thought ${index}`.repeat(50),
+  }));
+  await app.http
+    .post(`/ingest/agent/runs/${started.body.id}/steps`)
+    .set(bearer(key))
+    .send({ timestamp: started.body.timestamp, steps })
+    .expect(200);
+  const run = await app.http
+    .get(`/projects/${projectId}/agent/runs/${started.body.id}`)
+    .query({ timestamp: started.body.timestamp })
+    .set(bearer(key))
+    .expect(200);
   expect(run.body.total_steps).toBe(200);
 });

@@ -18,10 +18,18 @@ const get = (report: string, query: Record<string, string | number> = window) =>
 beforeAll(async () => {
   app = await startTestApp();
   app.clock.set(now);
-  ({ project: { id: projectId }, key } = await setUpProject(app));
+  ({
+    project: { id: projectId },
+    key,
+  } = await setUpProject(app));
   const started = async (minutesAgo: number) =>
-    (await app.http.post('/ingest/agent/runs').set(bearer(key))
-      .send({ agent_name: 'planner', timestamp: iso(new Date(now.getTime() - minutesAgo * MINUTE)) }).expect(201)).body as { id: string; timestamp: string };
+    (
+      await app.http
+        .post('/ingest/agent/runs')
+        .set(bearer(key))
+        .send({ agent_name: 'planner', timestamp: iso(new Date(now.getTime() - minutesAgo * MINUTE)) })
+        .expect(201)
+    ).body as { id: string; timestamp: string };
   const [caught] = [await started(30), await started(20)];
   await insertFinishedRowOnly(app, projectId, { ...caught, agentName: 'planner' }, 5000);
 });
@@ -38,7 +46,18 @@ it('the run list shows it once, finished, and counts it once', async () => {
 it('summary, health and the alert signals count it once, as finished', async () => {
   const summary = (await get('summary')).body.current;
   expect(summary).toMatchObject({ total_runs: 2, completed_runs: 1, completion_rate: 1, duration_p50_ms: 5000 });
-  expect((await get('health')).body).toEqual([expect.objectContaining({ agent_name: 'planner', total_runs: 2, completed_runs: 1 })]);
-  const [readings] = (await signalReader(app.stores.ch, app.config.reportLimits).readSignals(projectId, [{ agentName: null, windowSeconds: 3600 }], now)).values();
-  expect([readings.total_runs, readings.completion_rate]).toEqual([{ value: 2, sampleCount: 2 }, { value: 1, sampleCount: 1 }]);
+  expect((await get('health')).body).toEqual([
+    expect.objectContaining({ agent_name: 'planner', total_runs: 2, completed_runs: 1 }),
+  ]);
+  const [readings] = (
+    await signalReader(app.stores.ch, app.config.reportLimits).readSignals(
+      projectId,
+      [{ agentName: null, windowSeconds: 3600 }],
+      now,
+    )
+  ).values();
+  expect([readings.total_runs, readings.completion_rate]).toEqual([
+    { value: 2, sampleCount: 2 },
+    { value: 1, sampleCount: 1 },
+  ]);
 });

@@ -6,8 +6,19 @@ import { AGGREGATE_SIGNALS, scopeKey, signalReader, type SignalScope } from '../
 import { startTestApp, type TestApp } from '../support/app';
 import { bearer, setUpProject } from '../support/fixtures';
 import {
-  DAY, HOUR, MINUTE, approximately, buildDataset, byListOrder, expectedHealth, expectedRun, expectedSignals, expectedSummary,
-  inWindow, loadDataset, type RunSpec,
+  DAY,
+  HOUR,
+  MINUTE,
+  approximately,
+  buildDataset,
+  byListOrder,
+  expectedHealth,
+  expectedRun,
+  expectedSignals,
+  expectedSummary,
+  inWindow,
+  loadDataset,
+  type RunSpec,
 } from './dataset';
 
 let app: TestApp;
@@ -19,14 +30,18 @@ let from: Date;
 let to: Date;
 
 const iso = (date: Date) => date.toISOString();
-const get = (path: string, query: Record<string, string | number | boolean> = {}) => app.http.get(path).query(query).set(bearer(key));
+const get = (path: string, query: Record<string, string | number | boolean> = {}) =>
+  app.http.get(path).query(query).set(bearer(key));
 
 beforeAll(async () => {
   app = await startTestApp();
   // Whole seconds, so that every instant below is exact; real time, so the live rows are within their TTL.
   now = new Date(Math.floor(Date.now() / 1000) * 1000);
   app.clock.set(now);
-  ({ project: { id: projectId }, key } = await setUpProject(app));
+  ({
+    project: { id: projectId },
+    key,
+  } = await setUpProject(app));
   runs = buildDataset(now);
   await loadDataset(app, key, runs, now);
   to = now;
@@ -64,16 +79,28 @@ describe('GET /projects/:projectID/agent/summary', () => {
   it('defaults to the last 30 days by the service clock', async () => {
     const res = await get(`/projects/${projectId}/agent/summary`).expect(200);
     const start = new Date(now.getTime() - 30 * DAY);
-    expect(res.body).toEqual({ current: approximately(expectedSummary(inWindow(runs, start, now))), previous: approximately(expectedSummary([])) });
+    expect(res.body).toEqual({
+      current: approximately(expectedSummary(inWindow(runs, start, now))),
+      previous: approximately(expectedSummary([])),
+    });
   });
 
   it('includes a run starting exactly at from and excludes one starting exactly at to', async () => {
-    const atFrom = await get(`/projects/${projectId}/agent/summary`, { from: iso(from), to: iso(new Date(from.getTime() + 1)) }).expect(200);
+    const atFrom = await get(`/projects/${projectId}/agent/summary`, {
+      from: iso(from),
+      to: iso(new Date(from.getTime() + 1)),
+    }).expect(200);
     expect(atFrom.body.current.total_runs).toBe(runs.filter((run) => run.start.getTime() === from.getTime()).length);
     expect(atFrom.body.current.total_runs).toBe(1);
-    const atTo = await get(`/projects/${projectId}/agent/summary`, { from: iso(to), to: iso(new Date(to.getTime() + 1)) }).expect(200);
+    const atTo = await get(`/projects/${projectId}/agent/summary`, {
+      from: iso(to),
+      to: iso(new Date(to.getTime() + 1)),
+    }).expect(200);
     expect(atTo.body.current.total_runs).toBe(1);
-    const before = await get(`/projects/${projectId}/agent/summary`, { from: iso(new Date(to.getTime() - 1)), to: iso(to) }).expect(200);
+    const before = await get(`/projects/${projectId}/agent/summary`, {
+      from: iso(new Date(to.getTime() - 1)),
+      to: iso(to),
+    }).expect(200);
     expect(before.body.current.total_runs).toBe(1);
   });
 
@@ -97,30 +124,51 @@ describe('windows on and off whole hours (rollups for whole hours, raw rows for 
     ['time series by the hour', selectTimeseries([], 'hour', 'rollups')],
     ['time series by the day, of one agent', selectTimeseries(['agent_name'], 'day', 'rollups')],
   ])('the %s reads whole hours from the hourly projection of runs', async (_label, sql) => {
-    const [previous, current] = [{ from: new Date(from.getTime() - DAY), to: from }, { from, to }];
+    const [previous, current] = [
+      { from: new Date(from.getTime() - DAY), to: from },
+      { from, to },
+    ];
     const plan = await app.stores.ch.query<{ explain: string }>({
       name: 'test.explain',
       sql: `EXPLAIN projections = 1 ${sql}`,
       params: {
-        project_id: projectId, agent_name: 'planner', window_start: toClickHouseTime(previous.from),
-        current_start: toClickHouseTime(current.from), window_end: toClickHouseTime(current.to), ...wholeHourParams(previous, current),
+        project_id: projectId,
+        agent_name: 'planner',
+        window_start: toClickHouseTime(previous.from),
+        current_start: toClickHouseTime(current.from),
+        window_end: toClickHouseTime(current.to),
+        ...wholeHourParams(previous, current),
       },
     });
     expect(plan.map((row) => row.explain).join('\n')).toContain('ReadFromMergeTree (hourly)');
   });
-
 
   const onHour = (ms: number) => Math.floor(ms / HOUR) * HOUR;
   const H = () => onHour(now.getTime());
   // Over a day of whole hours in the two windows, reports read rollups; under it, one raw pass (rollups.ts).
   const windows: [string, () => [number, number]][] = [
     ['rollups: from and to on whole hours, a run exactly at from', () => [H() - 6 * HOUR, H() + 7 * HOUR]],
-    ['rollups: a run exactly at from, a millisecond before an hour (in the raw edge)', () => [H() - 6 * HOUR - 1, H() + 7 * HOUR]],
+    [
+      'rollups: a run exactly at from, a millisecond before an hour (in the raw edge)',
+      () => [H() - 6 * HOUR - 1, H() + 7 * HOUR],
+    ],
     ['rollups: a run exactly at to, on an hour, left out', () => [H() - 20 * HOUR, H() - 6 * HOUR]],
-    ['rollups: a run exactly where the partial hour before to begins', () => [H() - 20 * HOUR, H() - 6 * HOUR + 30 * MINUTE]],
-    ['rollups: a run exactly where the partial hour before from begins', () => [H() - 5 * HOUR - 30 * MINUTE, H() + 7 * HOUR + 30 * MINUTE]],
-    ['rollups: a run exactly at the previous window\'s from, a millisecond before an hour', () => [H() + 7 * HOUR - 1, H() + 20 * HOUR - 1]],
-    ['one raw pass: across one hour boundary, no whole hour', () => [H() - 6 * HOUR - 20 * MINUTE, H() - 6 * HOUR + 20 * MINUTE]],
+    [
+      'rollups: a run exactly where the partial hour before to begins',
+      () => [H() - 20 * HOUR, H() - 6 * HOUR + 30 * MINUTE],
+    ],
+    [
+      'rollups: a run exactly where the partial hour before from begins',
+      () => [H() - 5 * HOUR - 30 * MINUTE, H() + 7 * HOUR + 30 * MINUTE],
+    ],
+    [
+      "rollups: a run exactly at the previous window's from, a millisecond before an hour",
+      () => [H() + 7 * HOUR - 1, H() + 20 * HOUR - 1],
+    ],
+    [
+      'one raw pass: across one hour boundary, no whole hour',
+      () => [H() - 6 * HOUR - 20 * MINUTE, H() - 6 * HOUR + 20 * MINUTE],
+    ],
     ['one raw pass: one whole hour and a few milliseconds', () => [H() - 6 * HOUR - 1, H() - 5 * HOUR + 1]],
   ];
   it.each(windows)('%s: summary and health', async (_label, bounds) => {
@@ -144,8 +192,13 @@ describe('windows on and off whole hours (rollups for whole hours, raw rows for 
 function expectedTimeseries(mine: readonly RunSpec[], start: Date, end: Date, size: number) {
   const buckets = [];
   for (let at = Math.floor(start.getTime() / size) * size; at < end.getTime(); at += size) {
-    const { unique_agents: _agents, unique_tools: _tools, ...measures } = expectedSummary(
-      inWindow(mine, new Date(Math.max(at, start.getTime())), new Date(Math.min(at + size, end.getTime()))));
+    const {
+      unique_agents: _agents,
+      unique_tools: _tools,
+      ...measures
+    } = expectedSummary(
+      inWindow(mine, new Date(Math.max(at, start.getTime())), new Date(Math.min(at + size, end.getTime()))),
+    );
     buckets.push({ start: new Date(at).toISOString(), ...measures });
   }
   return buckets;
@@ -163,7 +216,9 @@ describe('GET /projects/:projectID/agent/timeseries', () => {
     expect(res.body.buckets).toEqual(approximately(expectedBuckets(runs, from, to, 'hour')));
     expect(res.body.buckets).toHaveLength(from.getTime() % HOUR === 0 ? 24 : 25);
     const summary = await get(`/projects/${projectId}/agent/summary`, window()).expect(200);
-    expect(res.body.buckets.reduce((sum: number, bucket: { total_runs: number }) => sum + bucket.total_runs, 0)).toBe(summary.body.current.total_runs);
+    expect(res.body.buckets.reduce((sum: number, bucket: { total_runs: number }) => sum + bucket.total_runs, 0)).toBe(
+      summary.body.current.total_runs,
+    );
     // Empty buckets are there, with zeros.
     expect(res.body.buckets.some((bucket: { total_runs: number }) => bucket.total_runs === 0)).toBe(true);
   });
@@ -171,21 +226,47 @@ describe('GET /projects/:projectID/agent/timeseries', () => {
   it('minute and day buckets, and an agent filter', async () => {
     const twoHours = { from: iso(new Date(to.getTime() - 2 * HOUR)), to: iso(to) };
     const minutes = await timeseries({ ...twoHours, bucket: 'minute', agent_name: 'planner' }).expect(200);
-    expect(minutes.body.buckets).toEqual(approximately(expectedBuckets(runs.filter((run) => run.agent === 'planner'), new Date(twoHours.from), to, 'minute')));
+    expect(minutes.body.buckets).toEqual(
+      approximately(
+        expectedBuckets(
+          runs.filter((run) => run.agent === 'planner'),
+          new Date(twoHours.from),
+          to,
+          'minute',
+        ),
+      ),
+    );
     // Over a day of whole hours, hour and day buckets read the rollups (and raw rows for the edges and percentiles).
     const week = { from: iso(new Date(to.getTime() - 7 * DAY)), to: iso(to) };
     const days = await timeseries({ ...week, bucket: 'day' }).expect(200);
     expect(days.body.buckets).toEqual(approximately(expectedBuckets(runs, new Date(week.from), to, 'day')));
     const threeDays = { from: iso(new Date(to.getTime() - 3 * DAY + 17 * MINUTE)), to: iso(to) };
     const hours = await timeseries({ ...threeDays, bucket: 'hour', agent_name: 'coder' }).expect(200);
-    expect(hours.body.buckets).toEqual(approximately(expectedBuckets(runs.filter((run) => run.agent === 'coder'), new Date(threeDays.from), to, 'hour')));
+    expect(hours.body.buckets).toEqual(
+      approximately(
+        expectedBuckets(
+          runs.filter((run) => run.agent === 'coder'),
+          new Date(threeDays.from),
+          to,
+          'hour',
+        ),
+      ),
+    );
   });
 
   it('auto takes the smallest bucket that gives at most 200; more than 1,500 buckets is invalid_window', async () => {
-    expect((await timeseries({ from: iso(new Date(to.getTime() - 2 * HOUR)), to: iso(to) }).expect(200)).body.bucket).toBe('minute');
+    expect(
+      (await timeseries({ from: iso(new Date(to.getTime() - 2 * HOUR)), to: iso(to) }).expect(200)).body.bucket,
+    ).toBe('minute');
     expect((await timeseries(window()).expect(200)).body.bucket).toBe('hour');
-    expect((await timeseries({ from: iso(new Date(to.getTime() - 30 * DAY)), to: iso(to) }).expect(200)).body.bucket).toBe('day');
-    const tooMany = await timeseries({ from: iso(new Date(to.getTime() - 2 * DAY)), to: iso(to), bucket: 'minute' }).expect(400);
+    expect(
+      (await timeseries({ from: iso(new Date(to.getTime() - 30 * DAY)), to: iso(to) }).expect(200)).body.bucket,
+    ).toBe('day');
+    const tooMany = await timeseries({
+      from: iso(new Date(to.getTime() - 2 * DAY)),
+      to: iso(to),
+      bucket: 'minute',
+    }).expect(400);
     expect(tooMany.body.error.code).toBe('invalid_window');
     expect((await timeseries({ ...window(), bucket: 'week' }).expect(400)).body.error.code).toBe('validation_failed');
   });
@@ -200,14 +281,20 @@ describe('GET /projects/:projectID/agent/health', () => {
   });
 
   it('orders agents with equal totals by name, upper case first', async () => {
-    const res = await get(`/projects/${projectId}/agent/health`, { from: iso(new Date(now.getTime() - 2 * DAY)), to: iso(now) }).expect(200);
+    const res = await get(`/projects/${projectId}/agent/health`, {
+      from: iso(new Date(now.getTime() - 2 * DAY)),
+      to: iso(now),
+    }).expect(200);
     expect(res.body).toEqual(approximately(expectedHealth(runs, new Date(now.getTime() - 2 * DAY), now)));
   });
 });
 
 describe('GET /projects/:projectID/agent/runs', () => {
   const expectedList = (filter: (run: RunSpec) => boolean = () => true) =>
-    inWindow(runs, from, to).filter(filter).sort(byListOrder).map((run) => expectedRun(run, projectId));
+    inWindow(runs, from, to)
+      .filter(filter)
+      .sort(byListOrder)
+      .map((run) => expectedRun(run, projectId));
 
   it('pages through every run of the window, newest first, each in its latest state', async () => {
     const all = expectedList();
@@ -232,9 +319,16 @@ describe('GET /projects/:projectID/agent/runs', () => {
     const tie = new Date(now.getTime() - 5 * HOUR);
     const res = await get(runsPath(), { from: iso(tie), to: iso(new Date(tie.getTime() + 1)) }).expect(200);
     expect(res.body.map((run: { id: string }) => run.id)).toEqual([
-      'ffffffff-0000-4000-8000-000000000001', '80000000-0000-4000-8000-800000000000', '00000000-0000-4000-8000-ffffffffffff',
+      'ffffffff-0000-4000-8000-000000000001',
+      '80000000-0000-4000-8000-800000000000',
+      '00000000-0000-4000-8000-ffffffffffff',
     ]);
-    const second = await get(runsPath(), { from: iso(tie), to: iso(new Date(tie.getTime() + 1)), limit: 1, offset: 1 }).expect(200);
+    const second = await get(runsPath(), {
+      from: iso(tie),
+      to: iso(new Date(tie.getTime() + 1)),
+      limit: 1,
+      offset: 1,
+    }).expect(200);
     expect(second.body.map((run: { id: string }) => run.id)).toEqual(['80000000-0000-4000-8000-800000000000']);
     expect(second.headers['x-total-count']).toBe('3');
   });
@@ -247,9 +341,16 @@ describe('GET /projects/:projectID/agent/runs', () => {
     ['status failed', { status: 'failed' }, (run: RunSpec) => run.status === 'failed'],
     ['loop_detected true', { loop_detected: 'true' }, (run: RunSpec) => run.loopStepIndex !== null],
     ['loop_detected false', { loop_detected: 'false' }, (run: RunSpec) => run.loopStepIndex === null],
-    ['agent and status running', { agent_name: 'planner', status: 'running' }, (run: RunSpec) => run.agent === 'planner' && run.status === 'running'],
-    ['agent, loops and status', { agent_name: 'planner', loop_detected: 'true', status: 'running' },
-      (run: RunSpec) => run.agent === 'planner' && run.loopStepIndex !== null && run.status === 'running'],
+    [
+      'agent and status running',
+      { agent_name: 'planner', status: 'running' },
+      (run: RunSpec) => run.agent === 'planner' && run.status === 'running',
+    ],
+    [
+      'agent, loops and status',
+      { agent_name: 'planner', loop_detected: 'true', status: 'running' },
+      (run: RunSpec) => run.agent === 'planner' && run.loopStepIndex !== null && run.status === 'running',
+    ],
     ['an unknown agent', { agent_name: 'nobody' }, () => false],
   ])('filters by %s', async (_label, filters, filter) => {
     const expected = expectedList(filter);
@@ -297,47 +398,78 @@ describe('alert signals (signals.ts)', () => {
     expect([...readings.keys()].sort()).toEqual(scopes.map(scopeKey).sort());
   });
 
-  const cases = scopes.flatMap((scope) => AGGREGATE_SIGNALS.map((signal) => [scope.agentName ?? 'all agents', scope.windowSeconds, signal, scope] as const));
+  const cases = scopes.flatMap((scope) =>
+    AGGREGATE_SIGNALS.map((signal) => [scope.agentName ?? 'all agents', scope.windowSeconds, signal, scope] as const),
+  );
   it.each(cases)('%s · %ss · %s equals the value computed in the test', (_agent, windowSeconds, signal, scope) => {
-    const windowRuns = inWindow(runs, new Date(now.getTime() - windowSeconds * 1000), now).filter((run) => scope.agentName === null || run.agent === scope.agentName);
+    const windowRuns = inWindow(runs, new Date(now.getTime() - windowSeconds * 1000), now).filter(
+      (run) => scope.agentName === null || run.agent === scope.agentName,
+    );
     expect(readings.get(scopeKey(scope))![signal]).toEqual(approximately(expectedSignals(windowRuns)[signal]));
   });
 
-  it.each([null, 'planner', 'coder'])('a preview of %s over the last day equals the summary of that window exactly', async (agentName) => {
-    const [reading] = (await signalReader(app.stores.ch, app.config.reportLimits).readSignals(projectId, [{ agentName, windowSeconds: 86_400 }], now)).values();
-    const res = await get(`/projects/${projectId}/agent/summary`, { ...window(), ...(agentName ? { agent_name: agentName } : {}) }).expect(200);
-    const summary = res.body.current;
-    // Same SQL fragments, same runs: equal to the last bit, not approximately.
-    expect({
-      total_runs: reading.total_runs.value,
-      completion_rate: reading.completion_rate.value,
-      loop_rate: reading.loop_rate.value,
-      avg_cost_usd: reading.avg_cost_usd.value,
-      avg_tokens: reading.avg_tokens.value,
-      duration_p50_ms: reading.duration_p50_ms.value,
-      duration_p95_ms: reading.duration_p95_ms.value,
-      duration_p99_ms: reading.duration_p99_ms.value,
-    }).toStrictEqual({
-      total_runs: summary.total_runs,
-      completion_rate: summary.completion_rate,
-      loop_rate: summary.loop_rate,
-      avg_cost_usd: summary.avg_cost_usd,
-      avg_tokens: summary.avg_tokens,
-      duration_p50_ms: summary.duration_p50_ms,
-      duration_p95_ms: summary.duration_p95_ms,
-      duration_p99_ms: summary.duration_p99_ms,
-    });
-    expect(reading.total_runs.sampleCount).toBe(summary.total_runs);
-    expect(reading.loop_rate.sampleCount).toBe(summary.total_runs);
-  });
+  it.each([null, 'planner', 'coder'])(
+    'a preview of %s over the last day equals the summary of that window exactly',
+    async (agentName) => {
+      const [reading] = (
+        await signalReader(app.stores.ch, app.config.reportLimits).readSignals(
+          projectId,
+          [{ agentName, windowSeconds: 86_400 }],
+          now,
+        )
+      ).values();
+      const res = await get(`/projects/${projectId}/agent/summary`, {
+        ...window(),
+        ...(agentName ? { agent_name: agentName } : {}),
+      }).expect(200);
+      const summary = res.body.current;
+      // Same SQL fragments, same runs: equal to the last bit, not approximately.
+      expect({
+        total_runs: reading.total_runs.value,
+        completion_rate: reading.completion_rate.value,
+        loop_rate: reading.loop_rate.value,
+        avg_cost_usd: reading.avg_cost_usd.value,
+        avg_tokens: reading.avg_tokens.value,
+        duration_p50_ms: reading.duration_p50_ms.value,
+        duration_p95_ms: reading.duration_p95_ms.value,
+        duration_p99_ms: reading.duration_p99_ms.value,
+      }).toStrictEqual({
+        total_runs: summary.total_runs,
+        completion_rate: summary.completion_rate,
+        loop_rate: summary.loop_rate,
+        avg_cost_usd: summary.avg_cost_usd,
+        avg_tokens: summary.avg_tokens,
+        duration_p50_ms: summary.duration_p50_ms,
+        duration_p95_ms: summary.duration_p95_ms,
+        duration_p99_ms: summary.duration_p99_ms,
+      });
+      expect(reading.total_runs.sampleCount).toBe(summary.total_runs);
+      expect(reading.loop_rate.sampleCount).toBe(summary.total_runs);
+    },
+  );
 
   it.each([
-    ['agent scopes only', [{ agentName: 'planner', windowSeconds: 86_400 }, { agentName: 'coder', windowSeconds: 3600 }, { agentName: 'Zeta', windowSeconds: 86_400 }]],
-    ['all-agent scopes only', [{ agentName: null, windowSeconds: 1800 }, { agentName: null, windowSeconds: 7 * 86_400 }]],
+    [
+      'agent scopes only',
+      [
+        { agentName: 'planner', windowSeconds: 86_400 },
+        { agentName: 'coder', windowSeconds: 3600 },
+        { agentName: 'Zeta', windowSeconds: 86_400 },
+      ],
+    ],
+    [
+      'all-agent scopes only',
+      [
+        { agentName: null, windowSeconds: 1800 },
+        { agentName: null, windowSeconds: 7 * 86_400 },
+      ],
+    ],
   ] as const)('reads %s the same way', async (_label, only) => {
     const read = await signalReader(app.stores.ch, app.config.reportLimits).readSignals(projectId, only, now);
     for (const scope of only) {
-      const windowRuns = inWindow(runs, new Date(now.getTime() - scope.windowSeconds * 1000), now).filter((run) => scope.agentName === null || run.agent === scope.agentName);
+      const windowRuns = inWindow(runs, new Date(now.getTime() - scope.windowSeconds * 1000), now).filter(
+        (run) => scope.agentName === null || run.agent === scope.agentName,
+      );
       expect(read.get(scopeKey(scope))).toEqual(approximately(expectedSignals(windowRuns)));
     }
   });
@@ -345,7 +477,15 @@ describe('alert signals (signals.ts)', () => {
   it('reads no scopes as an empty map, and an empty project as zeros', async () => {
     const reader = signalReader(app.stores.ch, app.config.reportLimits);
     expect((await reader.readSignals(projectId, [], now)).size).toBe(0);
-    const empty = await reader.readSignals('00000000-0000-4000-8000-000000000000', [{ agentName: null, windowSeconds: 60 }], now);
-    for (const signal of AGGREGATE_SIGNALS) expect(empty.get(scopeKey({ agentName: null, windowSeconds: 60 }))![signal]).toEqual({ value: 0, sampleCount: 0 });
+    const empty = await reader.readSignals(
+      '00000000-0000-4000-8000-000000000000',
+      [{ agentName: null, windowSeconds: 60 }],
+      now,
+    );
+    for (const signal of AGGREGATE_SIGNALS)
+      expect(empty.get(scopeKey({ agentName: null, windowSeconds: 60 }))![signal]).toEqual({
+        value: 0,
+        sampleCount: 0,
+      });
   });
 });

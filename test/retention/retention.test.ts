@@ -18,13 +18,19 @@ const DAY_MS = 86_400_000;
 const projects = () => `/admin/orgs/${admin.org.id}/projects`;
 
 async function projectWithRuns(retentionDays?: number) {
-  const created = await app.http.post(projects()).set(bearer(admin.token)).send({ name: `p-${randomUUID()}`, ...(retentionDays ? { retention_days: retentionDays } : {}) }).expect(201);
+  const created = await app.http
+    .post(projects())
+    .set(bearer(admin.token))
+    .send({ name: `p-${randomUUID()}`, ...(retentionDays ? { retention_days: retentionDays } : {}) })
+    .expect(201);
   const { key } = await createApiKey(app, admin.token, admin.org.id, created.body.id);
   // One run a day for the last ten days, each with a step.
   const now = app.clock.now().getTime();
   const runs = Array.from({ length: 10 }, (_, day) => ({
-    agent_name: 'agent', status: 'completed',
-    timestamp: new Date(now - day * DAY_MS - 60_000).toISOString(), finished_at: new Date(now - day * DAY_MS - 30_000).toISOString(),
+    agent_name: 'agent',
+    status: 'completed',
+    timestamp: new Date(now - day * DAY_MS - 60_000).toISOString(),
+    finished_at: new Date(now - day * DAY_MS - 30_000).toISOString(),
     steps: [{ index: 0, type: 'llm', tokens: 10 }],
   }));
   const res = await app.http.post('/ingest/agent/runs/batch').set(bearer(key)).send({ runs }).expect(200);
@@ -33,24 +39,49 @@ async function projectWithRuns(retentionDays?: number) {
   return { project: created.body as { id: string; retention_days: number }, key };
 }
 
-const count = async (table: 'runs' | 'run_steps', projectId: string) => Number((await app.stores.ch.query<{ n: string }>({
-  name: 'test.count', sql: `SELECT count() AS n FROM ${table} WHERE project_id = {project_id:UUID}`, params: { project_id: projectId },
-}))[0].n);
+const count = async (table: 'runs' | 'run_steps', projectId: string) =>
+  Number(
+    (
+      await app.stores.ch.query<{ n: string }>({
+        name: 'test.count',
+        sql: `SELECT count() AS n FROM ${table} WHERE project_id = {project_id:UUID}`,
+        params: { project_id: projectId },
+      })
+    )[0].n,
+  );
 
 describe('retention_days on projects', () => {
   it('defaults to 400, is set on create and PATCH, and shows in the list', async () => {
-    const plain = await app.http.post(projects()).set(bearer(admin.token)).send({ name: `p-${randomUUID()}` }).expect(201);
+    const plain = await app.http
+      .post(projects())
+      .set(bearer(admin.token))
+      .send({ name: `p-${randomUUID()}` })
+      .expect(201);
     expect(plain.body.retention_days).toBe(400);
-    const short = await app.http.post(projects()).set(bearer(admin.token)).send({ name: `p-${randomUUID()}`, retention_days: 7 }).expect(201);
+    const short = await app.http
+      .post(projects())
+      .set(bearer(admin.token))
+      .send({ name: `p-${randomUUID()}`, retention_days: 7 })
+      .expect(201);
     expect(short.body.retention_days).toBe(7);
-    const patched = await app.http.patch(`${projects()}/${short.body.id}`).set(bearer(admin.token)).send({ retention_days: 3650 }).expect(200);
+    const patched = await app.http
+      .patch(`${projects()}/${short.body.id}`)
+      .set(bearer(admin.token))
+      .send({ retention_days: 3650 })
+      .expect(200);
     expect(patched.body).toMatchObject({ name: short.body.name, retention_days: 3650 });
     const list = await app.http.get(projects()).set(bearer(admin.token)).expect(200);
     expect(list.body.find((project: { id: string }) => project.id === short.body.id).retention_days).toBe(3650);
   });
 
   it.each([[0], [3651], [1.5], ['30']])('retention_days %p is a 400', async (days) => {
-    expectFieldError(await app.http.post(projects()).set(bearer(admin.token)).send({ name: `p-${randomUUID()}`, retention_days: days }), 'retention_days');
+    expectFieldError(
+      await app.http
+        .post(projects())
+        .set(bearer(admin.token))
+        .send({ name: `p-${randomUUID()}`, retention_days: days }),
+      'retention_days',
+    );
   });
 
   it('a PATCH needs a name or a retention', async () => {
@@ -76,21 +107,35 @@ describe('runs past retention are never listed or counted', () => {
   });
 
   it('the time series keeps its buckets, those past retention empty', async () => {
-    const { body } = await get('timeseries', { from: new Date(app.clock.now().getTime() - 10 * DAY_MS).toISOString(), bucket: 'day' });
+    const { body } = await get('timeseries', {
+      from: new Date(app.clock.now().getTime() - 10 * DAY_MS).toISOString(),
+      bucket: 'day',
+    });
     expect(body.buckets.length).toBeGreaterThanOrEqual(10);
     expect(body.buckets.reduce((sum: number, bucket: { total_runs: number }) => sum + bucket.total_runs, 0)).toBe(3);
   });
 
   it('the alert preview and the evaluator see the same 3', async () => {
-    const preview = await app.http.post(`${projects()}/${p.project.id}/alert-rules/preview`).set(bearer(admin.token))
-      .send({ signal: 'total_runs', comparator: 'gt', threshold: 0, window_seconds: 30 * 86_400 }).expect(200);
+    const preview = await app.http
+      .post(`${projects()}/${p.project.id}/alert-rules/preview`)
+      .set(bearer(admin.token))
+      .send({ signal: 'total_runs', comparator: 'gt', threshold: 0, window_seconds: 30 * 86_400 })
+      .expect(200);
     expect(preview.body).toMatchObject({ value: 3, sample_count: 3 });
   });
 
   it('a longer retention, set here, shows the older runs at once', async () => {
-    await app.http.patch(`${projects()}/${p.project.id}`).set(bearer(admin.token)).send({ retention_days: 30 }).expect(200);
+    await app.http
+      .patch(`${projects()}/${p.project.id}`)
+      .set(bearer(admin.token))
+      .send({ retention_days: 30 })
+      .expect(200);
     expect((await get('summary')).body.current.total_runs).toBe(10);
-    await app.http.patch(`${projects()}/${p.project.id}`).set(bearer(admin.token)).send({ retention_days: 3 }).expect(200);
+    await app.http
+      .patch(`${projects()}/${p.project.id}`)
+      .set(bearer(admin.token))
+      .send({ retention_days: 3 })
+      .expect(200);
   });
 });
 

@@ -3,12 +3,27 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
 import { addMember, bearer, registerUser, setUpProject } from '../support/fixtures';
 import {
-  at, expectError, expectFieldError, getRun, getSteps, keyAuth, llm, postBatch, postFinish, postSteps, startRun, TEST_ENV, tool,
-  withMicroseconds, withOffset,
+  at,
+  expectError,
+  expectFieldError,
+  getRun,
+  getSteps,
+  keyAuth,
+  llm,
+  postBatch,
+  postFinish,
+  postSteps,
+  startRun,
+  TEST_ENV,
+  tool,
+  withMicroseconds,
+  withOffset,
 } from '../ingest/run-helpers';
 
 let app: TestApp;
-beforeAll(async () => { app = await startTestApp(TEST_ENV); });
+beforeAll(async () => {
+  app = await startTestApp(TEST_ENV);
+});
 afterAll(() => app.close());
 
 const runPath = (projectId: string, id: string) => `/projects/${projectId}/agent/runs/${id}`;
@@ -23,9 +38,23 @@ describe('GET run', () => {
     expect(without.status).toBe(200);
     expect(without.body).toEqual(withTimestamp.body);
     expect(without.body).toEqual({
-      id: run.id, project_id: project.id, agent_name: 'reader', status: 'running', timestamp: run.timestamp, finished_at: null,
-      duration_ms: null, input: 'hi', output: '', loop_detected: false, loop_step_index: null, termination_reason: null,
-      termination_detail: null, total_steps: 0, total_tokens: 0, total_cost_usd: 0, metadata: [0.5],
+      id: run.id,
+      project_id: project.id,
+      agent_name: 'reader',
+      status: 'running',
+      timestamp: run.timestamp,
+      finished_at: null,
+      duration_ms: null,
+      input: 'hi',
+      output: '',
+      loop_detected: false,
+      loop_step_index: null,
+      termination_reason: null,
+      termination_detail: null,
+      total_steps: 0,
+      total_tokens: 0,
+      total_cost_usd: 0,
+      metadata: [0.5],
     });
   });
 
@@ -34,7 +63,11 @@ describe('GET run', () => {
     const run = await startRun(app, key);
     await postSteps(app, key, run, [llm(0, 'a', { tokens: 4 })]);
     for (const timestamp of [run.timestamp, undefined]) {
-      expect((await getRun(app, key, project.id, run.id, timestamp)).body).toMatchObject({ status: 'running', total_steps: 1, total_tokens: 4 });
+      expect((await getRun(app, key, project.id, run.id, timestamp)).body).toMatchObject({
+        status: 'running',
+        total_steps: 1,
+        total_tokens: 4,
+      });
     }
     const finished = (await postFinish(app, key, run, { status: 'cancelled' })).body;
     for (const timestamp of [run.timestamp, undefined]) {
@@ -45,17 +78,24 @@ describe('GET run', () => {
   it('matches ?timestamp as an instant at millisecond precision (microseconds, offsets) and the id case-insensitively', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key, { timestamp: at(app, -7000) });
-    for (const timestamp of [withMicroseconds(run.timestamp), withOffset(run.timestamp, 4), withOffset(run.timestamp, -11)]) {
+    for (const timestamp of [
+      withMicroseconds(run.timestamp),
+      withOffset(run.timestamp, 4),
+      withOffset(run.timestamp, -11),
+    ]) {
       expect((await getRun(app, key, project.id, run.id.toUpperCase(), timestamp)).body.id).toBe(run.id);
     }
   });
 
-  it('takes the project id in any case, with the project\'s key and with a member\'s session', async () => {
+  it("takes the project id in any case, with the project's key and with a member's session", async () => {
     const { project, key, admin } = await setUpProject(app);
     const run = await startRun(app, key, { timestamp: at(app, -7000) });
     const upper = project.id.toUpperCase();
     expect((await getRun(app, key, upper, run.id, run.timestamp)).body.id).toBe(run.id);
-    const bySession = await app.http.get(runPath(upper, run.id)).query({ timestamp: run.timestamp }).set(bearer(admin.token));
+    const bySession = await app.http
+      .get(runPath(upper, run.id))
+      .query({ timestamp: run.timestamp })
+      .set(bearer(admin.token));
     expect([bySession.status, bySession.body.id]).toEqual([200, run.id]);
     const list = await app.http.get(`/projects/${upper}/agent/runs`).set(keyAuth(key));
     expect([list.status, list.headers['x-total-count']]).toEqual([200, '1']);
@@ -73,7 +113,14 @@ describe('GET run', () => {
     const { project, key } = await setUpProject(app);
     expectError(await app.http.get(runPath(project.id, 'abc')).set(keyAuth(key)), 400, 'invalid_id');
     expectError(await app.http.get(runPath('abc', randomUUID())).set(keyAuth(key)), 400, 'invalid_id');
-    expectError(await app.http.get(`${runPath(project.id, 'abc')}/steps`).query({ timestamp: at(app) }).set(keyAuth(key)), 400, 'invalid_id');
+    expectError(
+      await app.http
+        .get(`${runPath(project.id, 'abc')}/steps`)
+        .query({ timestamp: at(app) })
+        .set(keyAuth(key)),
+      400,
+      'invalid_id',
+    );
   });
 
   it('answers 400 for a ?timestamp that is not RFC 3339 with an offset, and for unknown query parameters', async () => {
@@ -81,7 +128,11 @@ describe('GET run', () => {
     const run = await startRun(app, key);
     expectFieldError(await getRun(app, key, project.id, run.id, '2026-01-01 00:00:00'), 'timestamp');
     expectFieldError(await getRun(app, key, project.id, run.id, 'yesterday'), 'timestamp');
-    expectError(await app.http.get(runPath(project.id, run.id)).query({ ts: run.timestamp }).set(keyAuth(key)), 400, 'validation_failed');
+    expectError(
+      await app.http.get(runPath(project.id, run.id)).query({ ts: run.timestamp }).set(keyAuth(key)),
+      400,
+      'validation_failed',
+    );
   });
 });
 
@@ -90,13 +141,62 @@ describe('GET steps', () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
     expect((await getSteps(app, key, project.id, run.id, run.timestamp)).body).toEqual([]);
-    await postSteps(app, key, run, [tool(2, 'grep', 'x', 'y'), llm(0, 'first'), llm(1, 'second', { model: 'm', tokens: 9, cost_usd: 0.01 })]);
+    await postSteps(app, key, run, [
+      tool(2, 'grep', 'x', 'y'),
+      llm(0, 'first'),
+      llm(1, 'second', { model: 'm', tokens: 9, cost_usd: 0.01 }),
+    ]);
     const steps = await getSteps(app, key, project.id, run.id, run.timestamp);
     expect(steps.status).toBe(200);
     expect(steps.body).toEqual([
-      { index: 0, type: 'llm', name: null, tool_name: null, model: null, input: '', output: 'first', tokens: null, input_tokens: null, output_tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: null },
-      { index: 1, type: 'llm', name: null, tool_name: null, model: 'm', input: '', output: 'second', tokens: 9, input_tokens: null, output_tokens: null, cost_usd: 0.01, started_at: null, duration_ms: null, error: null },
-      { index: 2, type: 'tool', name: null, tool_name: 'grep', model: null, input: 'x', output: 'y', tokens: null, input_tokens: null, output_tokens: null, cost_usd: null, started_at: null, duration_ms: null, error: null },
+      {
+        index: 0,
+        type: 'llm',
+        name: null,
+        tool_name: null,
+        model: null,
+        input: '',
+        output: 'first',
+        tokens: null,
+        input_tokens: null,
+        output_tokens: null,
+        cost_usd: null,
+        started_at: null,
+        duration_ms: null,
+        error: null,
+      },
+      {
+        index: 1,
+        type: 'llm',
+        name: null,
+        tool_name: null,
+        model: 'm',
+        input: '',
+        output: 'second',
+        tokens: 9,
+        input_tokens: null,
+        output_tokens: null,
+        cost_usd: 0.01,
+        started_at: null,
+        duration_ms: null,
+        error: null,
+      },
+      {
+        index: 2,
+        type: 'tool',
+        name: null,
+        tool_name: 'grep',
+        model: null,
+        input: 'x',
+        output: 'y',
+        tokens: null,
+        input_tokens: null,
+        output_tokens: null,
+        cost_usd: null,
+        started_at: null,
+        duration_ms: null,
+        error: null,
+      },
     ]);
   });
 
@@ -104,8 +204,12 @@ describe('GET steps', () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
     await postFinish(app, key, run, { steps: [llm(0, 'only')] });
-    expect((await getSteps(app, key, project.id, run.id, run.timestamp)).body).toMatchObject([{ index: 0, output: 'only' }]);
-    const [whole] = (await postBatch(app, key, [{ agent_name: 'a', status: 'completed', steps: [llm(0, 'x'), llm(1, 'y')] }])).body.results;
+    expect((await getSteps(app, key, project.id, run.id, run.timestamp)).body).toMatchObject([
+      { index: 0, output: 'only' },
+    ]);
+    const [whole] = (
+      await postBatch(app, key, [{ agent_name: 'a', status: 'completed', steps: [llm(0, 'x'), llm(1, 'y')] }])
+    ).body.results;
     expect((await getSteps(app, key, project.id, whole.id, whole.timestamp)).body).toHaveLength(2);
   });
 
@@ -128,35 +232,58 @@ describe('who may read', () => {
     return { ...setup, run };
   }
 
-  it('the project\'s own key, and a session of any member of its organization (viewer included)', async () => {
+  it("the project's own key, and a session of any member of its organization (viewer included)", async () => {
     const { admin, org, project, run } = await runWithSteps();
     const viewer = await addMember(app, admin.token, org.id, 'viewer');
     const member = await addMember(app, admin.token, org.id, 'member');
     for (const token of [admin.token, viewer.token, member.token]) {
       expect((await app.http.get(runPath(project.id, run.id)).set(bearer(token))).body.id).toBe(run.id);
-      expect((await app.http.get(runPath(project.id, run.id)).query({ timestamp: run.timestamp }).set(bearer(token))).status).toBe(200);
-      expect((await app.http.get(`${runPath(project.id, run.id)}/steps`).query({ timestamp: run.timestamp }).set(bearer(token))).body).toHaveLength(1);
+      expect(
+        (await app.http.get(runPath(project.id, run.id)).query({ timestamp: run.timestamp }).set(bearer(token))).status,
+      ).toBe(200);
+      expect(
+        (
+          await app.http
+            .get(`${runPath(project.id, run.id)}/steps`)
+            .query({ timestamp: run.timestamp })
+            .set(bearer(token))
+        ).body,
+      ).toHaveLength(1);
     }
     // The session cookie works as well as the Bearer header.
     const viaCookie = await app.http.get(runPath(project.id, run.id)).set('Cookie', `runwatch_session=${admin.token}`);
     expect(viaCookie.status).toBe(200);
   });
 
-  it('another project\'s key gets 403; its session-holder outside the organization gets 404', async () => {
+  it("another project's key gets 403; its session-holder outside the organization gets 404", async () => {
     const { project, run } = await runWithSteps();
     const other = await setUpProject(app);
     expectError(await getRun(app, other.key, project.id, run.id), 403, 'forbidden');
     expectError(await getSteps(app, other.key, project.id, run.id, run.timestamp), 403, 'forbidden');
     const outsider = await registerUser(app);
     expectError(await app.http.get(runPath(project.id, run.id)).set(bearer(outsider.token)), 404, 'not_found');
-    expectError(await app.http.get(`${runPath(project.id, run.id)}/steps`).query({ timestamp: run.timestamp }).set(bearer(outsider.token)), 404, 'not_found');
+    expectError(
+      await app.http
+        .get(`${runPath(project.id, run.id)}/steps`)
+        .query({ timestamp: run.timestamp })
+        .set(bearer(outsider.token)),
+      404,
+      'not_found',
+    );
     expectError(await app.http.get(runPath(project.id, run.id)).set(bearer(other.admin.token)), 404, 'not_found');
   });
 
   it('a key of another project of the same organization gets 403; reading the run under that project is 404', async () => {
     const { admin, org, project, run } = await runWithSteps();
-    const sibling = (await app.http.post(`/admin/orgs/${org.id}/projects`).set(bearer(admin.token)).send({ name: `sibling-${randomUUID()}` })).body;
-    const siblingKey = (await app.http.post(`/admin/orgs/${org.id}/projects/${sibling.id}/api-keys`).set(bearer(admin.token)).send({})).body.key;
+    const sibling = (
+      await app.http
+        .post(`/admin/orgs/${org.id}/projects`)
+        .set(bearer(admin.token))
+        .send({ name: `sibling-${randomUUID()}` })
+    ).body;
+    const siblingKey = (
+      await app.http.post(`/admin/orgs/${org.id}/projects/${sibling.id}/api-keys`).set(bearer(admin.token)).send({})
+    ).body.key;
     expectError(await getRun(app, siblingKey, project.id, run.id), 403, 'forbidden');
     expectError(await getRun(app, siblingKey, sibling.id, run.id), 404, 'not_found');
     expectError(await app.http.get(runPath(sibling.id, run.id)).set(bearer(admin.token)), 404, 'not_found');
@@ -166,14 +293,17 @@ describe('who may read', () => {
     const { admin, org, project, apiKey, key, run } = await runWithSteps();
     expectError(await app.http.get(runPath(project.id, run.id)), 401, 'unauthenticated');
     expectError(await getRun(app, `rw_${'z'.repeat(40)}`, project.id, run.id), 401, 'unauthenticated');
-    await app.http.delete(`/admin/orgs/${org.id}/projects/${project.id}/api-keys/${apiKey.id}`).set(bearer(admin.token)).expect(204);
+    await app.http
+      .delete(`/admin/orgs/${org.id}/projects/${project.id}/api-keys/${apiKey.id}`)
+      .set(bearer(admin.token))
+      .expect(204);
     expectError(await getRun(app, key, project.id, run.id), 401, 'unauthenticated');
     expectError(await getSteps(app, key, project.id, run.id, run.timestamp), 401, 'unauthenticated');
     await app.http.post('/auth/logout').set(bearer(admin.token)).expect(204);
     expectError(await app.http.get(runPath(project.id, run.id)).set(bearer(admin.token)), 401, 'unauthenticated');
   });
 
-  it('a project that does not exist: 404 for a session, 403 for a key (it is not the key\'s project)', async () => {
+  it("a project that does not exist: 404 for a session, 403 for a key (it is not the key's project)", async () => {
     const { admin, key } = await setUpProject(app);
     const missing = randomUUID();
     expectError(await app.http.get(runPath(missing, randomUUID())).set(bearer(admin.token)), 404, 'not_found');

@@ -10,7 +10,10 @@ import { loadConfig, type Config } from '../../src/config';
 import { closeStores, openStores } from '../../src/db/stores';
 
 // chdb binds one data directory per process, so each jest worker keeps its own, inside the run's directory.
-export const workerDataDir = path.join(process.env.RUNWATCH_TEST_DIR ?? path.join(os.tmpdir(), 'runwatch-test'), `worker-${process.env.JEST_WORKER_ID ?? '0'}`);
+export const workerDataDir = path.join(
+  process.env.RUNWATCH_TEST_DIR ?? path.join(os.tmpdir(), 'runwatch-test'),
+  `worker-${process.env.JEST_WORKER_ID ?? '0'}`,
+);
 
 export async function startTestApp(environment: Record<string, string> = {}) {
   const config = loadConfig({
@@ -49,6 +52,12 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  * one restarted), in effect. Give it its own ingest log directory when it has one: two services never share a log.
  */
 export function anotherService(app: TestApp, config: Partial<Config>, log: Logger = pino({ level: 'silent' })) {
-  const service = createApp({ config: { ...app.config, ...config }, stores: app.stores, clock: app.clock, log, jwtSecret: app.config.jwtSecret! });
+  const service = createApp({
+    config: { ...app.config, ...config },
+    stores: app.stores,
+    clock: app.clock,
+    log,
+    jwtSecret: app.config.jwtSecret!,
+  });
   return { ...app, ...service, http: supertest(service.app) };
 }

@@ -44,7 +44,8 @@ export function expectFieldError(res: Response, path: string): ErrorBody {
 }
 
 /** The paths named by an error body's details, sorted. */
-export const detailPaths = (res: Response) => (res.body.error.details as { path: string }[]).map((detail) => detail.path).sort();
+export const detailPaths = (res: Response) =>
+  (res.body.error.details as { path: string }[]).map((detail) => detail.path).sort();
 
 /** The status and error body without its request id, to compare two refusals. */
 export const refusal = (res: Response) => ({ status: res.status, ...res.body.error, request_id: undefined });

@@ -3,7 +3,13 @@
 import { execFileSync } from 'node:child_process';
 import { chromium, type Browser } from 'playwright-core';
 
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 export function chromiumPath(): string | undefined {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
@@ -14,4 +20,5 @@ export function chromiumPath(): string | undefined {
   }
 }
 
-export const launchBrowser = (executablePath: string): Promise<Browser> => chromium.launch({ executablePath, headless: true, args: FLAGS });
+export const launchBrowser = (executablePath: string): Promise<Browser> =>
+  chromium.launch({ executablePath, headless: true, args: FLAGS });

@@ -52,7 +52,9 @@ function exited(child: ChildProcess): Promise<void> {
 /** Keeps the end of what the child writes, for error messages. */
 function recordOutputTail(child: ChildProcess): () => string {
   let tail = '';
-  const keep = (chunk: Buffer) => { tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS); };
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
+  };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   return () => tail;
@@ -68,11 +70,16 @@ function listeningPort(child: ChildProcess, deadline: number, outputTail: () => 
       const listening = lines.find((line) => line.includes('"msg":"runwatch listening"'));
       if (listening) settle(() => resolve((JSON.parse(listening) as { port: number }).port));
     };
-    const exitedEarly = () => settle(() => reject(new Error(`the service exited (${child.exitCode ?? child.signalCode}):\n${outputTail()}`)));
-    const timer = setTimeout(() => settle(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the service did not listen within ${READY_TIMEOUT_MS} ms:\n${outputTail()}`));
-    }), deadline - Date.now());
+    const exitedEarly = () =>
+      settle(() => reject(new Error(`the service exited (${child.exitCode ?? child.signalCode}):\n${outputTail()}`)));
+    const timer = setTimeout(
+      () =>
+        settle(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`the service did not listen within ${READY_TIMEOUT_MS} ms:\n${outputTail()}`));
+        }),
+      deadline - Date.now(),
+    );
     const settle = (outcome: () => void) => {
       clearTimeout(timer);
       child.stdout!.off('data', readLines);
@@ -84,12 +91,20 @@ function listeningPort(child: ChildProcess, deadline: number, outputTail: () => 
   });
 }
 
-async function waitUntilReady(url: string, child: ChildProcess, outputTail: () => string, deadline: number): Promise<void> {
+async function waitUntilReady(
+  url: string,
+  child: ChildProcess,
+  outputTail: () => string,
+  deadline: number,
+): Promise<void> {
   while (Date.now() < deadline) {
     if (hasExited(child)) {
       throw new Error(`the service exited (${child.exitCode ?? child.signalCode}):\n${outputTail()}`);
     }
-    const ready = await fetch(`${url}/readyz`).then((res) => res.ok, () => false);
+    const ready = await fetch(`${url}/readyz`).then(
+      (res) => res.ok,
+      () => false,
+    );
     if (ready) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -98,9 +113,14 @@ async function waitUntilReady(url: string, child: ChildProcess, outputTail: () =
 }
 
 /** Starts the service on `dataDir` and a free port, with more settings if any; resolves once GET /readyz answers 200. */
-export async function startChildService(dataDir: string, environment: Record<string, string> = {}): Promise<ChildService> {
+export async function startChildService(
+  dataDir: string,
+  environment: Record<string, string> = {},
+): Promise<ChildService> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT, env: childEnvironment(dataDir, environment), stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: childEnvironment(dataDir, environment),
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const outputTail = recordOutputTail(child);
   const deadline = Date.now() + READY_TIMEOUT_MS;

@@ -6,9 +6,18 @@ export const uniqueEmail = (label = 'user') => `${label}-${randomUUID()}@example
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 export async function registerUser(app: TestApp, fields: { email?: string; password?: string; name?: string } = {}) {
-  const body = { email: fields.email ?? uniqueEmail(), password: fields.password ?? 'correct horse battery', ...(fields.name ? { name: fields.name } : {}) };
+  const body = {
+    email: fields.email ?? uniqueEmail(),
+    password: fields.password ?? 'correct horse battery',
+    ...(fields.name ? { name: fields.name } : {}),
+  };
   const res = await app.http.post('/auth/register').send(body).expect(201);
-  return { token: res.body.token as string, user: res.body.user, org: res.body.organizations[0], password: body.password };
+  return {
+    token: res.body.token as string,
+    user: res.body.user,
+    org: res.body.organizations[0],
+    password: body.password,
+  };
 }
 
 export async function createProject(app: TestApp, token: string, orgId: string, name = `project-${randomUUID()}`) {
@@ -17,7 +26,11 @@ export async function createProject(app: TestApp, token: string, orgId: string, 
 }
 
 export async function createApiKey(app: TestApp, token: string, orgId: string, projectId: string) {
-  const res = await app.http.post(`/admin/orgs/${orgId}/projects/${projectId}/api-keys`).set(bearer(token)).send({ name: 'test' }).expect(201);
+  const res = await app.http
+    .post(`/admin/orgs/${orgId}/projects/${projectId}/api-keys`)
+    .set(bearer(token))
+    .send({ name: 'test' })
+    .expect(201);
   return res.body as { id: string; key: string; prefix: string };
 }
 
@@ -32,7 +45,11 @@ export async function setUpProject(app: TestApp) {
 /** Adds a registered user to the organization with a role. */
 export async function addMember(app: TestApp, adminToken: string, orgId: string, role: 'admin' | 'member' | 'viewer') {
   const member = await registerUser(app);
-  await app.http.post(`/admin/orgs/${orgId}/members`).set(bearer(adminToken)).send({ email: member.user.email, role }).expect(201);
+  await app.http
+    .post(`/admin/orgs/${orgId}/members`)
+    .set(bearer(adminToken))
+    .send({ email: member.user.email, role })
+    .expect(201);
   return member;
 }
 

@@ -46,4 +46,3 @@ export const RECORD_FAILED_ATTEMPT = `
 export const POSTPONE = `
   UPDATE alert_deliveries SET next_attempt_at = $2, updated_at = $3
   WHERE event_id = $1 AND status = 'queued'`;
-

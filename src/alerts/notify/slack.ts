@@ -5,12 +5,17 @@ import type { OutgoingRequest } from './webhook';
 const COMPARATOR_SYMBOLS: Record<Comparator, string> = { gt: '>', gte: '≥', lt: '<', lte: '≤' };
 const RATE_SIGNALS = new Set(['completion_rate', 'failure_rate', 'loop_rate']);
 const HEADLINES = { firing: 'Firing', resolved: 'Resolved', triggered: 'Triggered' } as const;
-const SEVERITY_EMOJI = { critical: ':red_circle:', warning: ':large_orange_circle:', info: ':large_blue_circle:' } as const;
+const SEVERITY_EMOJI = {
+  critical: ':red_circle:',
+  warning: ':large_orange_circle:',
+  info: ':large_blue_circle:',
+} as const;
 
 /** A signal's value as a person reads it: rates in percent, money in dollars, durations and counts with units. */
 export function formatSignalValue(signal: string, value: number): string {
   if (RATE_SIGNALS.has(signal)) return `${(value * 100).toFixed(1).replace(/\.0$/, '')}%`;
-  if (signal.endsWith('cost_usd')) return `$${value < 1 ? value.toPrecision(3).replace(/0+$/, '').replace(/\.$/, '') : value.toFixed(2)}`;
+  if (signal.endsWith('cost_usd'))
+    return `$${value < 1 ? value.toPrecision(3).replace(/0+$/, '').replace(/\.$/, '') : value.toFixed(2)}`;
   if (signal.endsWith('_ms')) return `${Math.round(value).toLocaleString('en-US')} ms`;
   if (signal === 'loop_detected') return value >= 1 ? 'loop detected' : 'no loop';
   return value.toLocaleString('en-US', { maximumFractionDigits: 2 });
@@ -33,7 +38,10 @@ export function eventLink(rule: AlertRuleRow, event: AlertEventRow, publicUrl: s
   const project = `${base}/projects/${rule.project_id}/agent`;
   if (event.run_id) return `${project}/runs/${event.run_id}`;
   if (!event.window_start || !event.window_end) return null;
-  const query = new URLSearchParams({ from: new Date(event.window_start).toISOString(), to: new Date(event.window_end).toISOString() });
+  const query = new URLSearchParams({
+    from: new Date(event.window_start).toISOString(),
+    to: new Date(event.window_end).toISOString(),
+  });
   if (rule.agent_name !== null) query.set('agent_name', rule.agent_name);
   return `${project}/summary?${query.toString()}`;
 }
@@ -46,10 +54,15 @@ export interface SlackMessage {
   blocks: unknown[];
 }
 
-export function buildSlackMessage(rule: AlertRuleRow, event: AlertEventRow, publicUrl: string | undefined): SlackMessage {
+export function buildSlackMessage(
+  rule: AlertRuleRow,
+  event: AlertEventRow,
+  publicUrl: string | undefined,
+): SlackMessage {
   const headline = `${HEADLINES[event.kind]}: ${rule.name}`;
   // loop_detected's threshold is the number 1, not "loop detected".
-  const threshold = rule.signal === 'loop_detected' ? String(event.threshold) : formatSignalValue(rule.signal, Number(event.threshold));
+  const threshold =
+    rule.signal === 'loop_detected' ? String(event.threshold) : formatSignalValue(rule.signal, Number(event.threshold));
   const comparison = `${COMPARATOR_SYMBOLS[event.comparator]} ${threshold}`;
   const value = event.value === null ? 'no value' : formatSignalValue(rule.signal, Number(event.value));
   const scope = eventScopeLabel(rule, event);
@@ -57,7 +70,9 @@ export function buildSlackMessage(rule: AlertRuleRow, event: AlertEventRow, publ
   const suppressed = Number(event.suppressed_count ?? 0);
 
   // Escaped as well: Slack reads `text` as mrkdwn, where a rule or agent name like `<!channel>` would notify everyone.
-  const text = escapeMarkdown(`[${rule.severity.toUpperCase()}] ${headline} — ${rule.signal} ${value} (threshold ${comparison}), ${scope}`);
+  const text = escapeMarkdown(
+    `[${rule.severity.toUpperCase()}] ${headline} — ${rule.signal} ${value} (threshold ${comparison}), ${scope}`,
+  );
   const fields = [
     `*Severity*\n${SEVERITY_EMOJI[rule.severity]} ${rule.severity}`,
     `*Signal*\n\`${rule.signal}\``,
@@ -67,18 +82,27 @@ export function buildSlackMessage(rule: AlertRuleRow, event: AlertEventRow, publ
   ];
   if (event.reason) fields.push(`*Reason*\n${escapeMarkdown(event.reason)}`);
   const context = [`Event \`${event.id}\` · ${new Date(event.created_at).toISOString()}`];
-  if (suppressed > 0) context.push(`${suppressed} earlier notification${suppressed === 1 ? '' : 's'} held back by the cooldown`);
+  if (suppressed > 0)
+    context.push(`${suppressed} earlier notification${suppressed === 1 ? '' : 's'} held back by the cooldown`);
 
   const blocks: unknown[] = [
     { type: 'header', text: { type: 'plain_text', text: headline.slice(0, 150), emoji: true } },
     { type: 'section', fields: fields.map((field) => ({ type: 'mrkdwn', text: field })) },
   ];
-  if (link) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `<${link}|${event.run_id ? 'Open the run' : 'Open the window'}>` } });
+  if (link)
+    blocks.push({
+      type: 'section',
+      text: { type: 'mrkdwn', text: `<${link}|${event.run_id ? 'Open the run' : 'Open the window'}>` },
+    });
   blocks.push({ type: 'context', elements: context.map((line) => ({ type: 'mrkdwn', text: line })) });
   return { text, blocks };
 }
 
-export function buildSlackRequest(rule: AlertRuleRow, event: AlertEventRow, publicUrl: string | undefined): OutgoingRequest {
+export function buildSlackRequest(
+  rule: AlertRuleRow,
+  event: AlertEventRow,
+  publicUrl: string | undefined,
+): OutgoingRequest {
   const config = rule.channel_config as SlackConfig;
   return { url: config.webhook_url, body: JSON.stringify(buildSlackMessage(rule, event, publicUrl)), headers: {} };
 }

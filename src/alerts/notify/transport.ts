@@ -28,15 +28,23 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, '', 0);
     const blocked = addresses.find((entry) => isInternalAddress(entry.address));
-    if (blocked) return callback(new PrivateAddressError(`host ${hostname} resolves to a private or loopback address (${blocked.address})`), '', 0);
-    if (addresses.length === 0) return callback(Object.assign(new Error(`host ${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
-    if (options.all) return (callback as unknown as (error: null, addresses: dns.LookupAddress[]) => void)(null, addresses);
+    if (blocked)
+      return callback(
+        new PrivateAddressError(`host ${hostname} resolves to a private or loopback address (${blocked.address})`),
+        '',
+        0,
+      );
+    if (addresses.length === 0)
+      return callback(Object.assign(new Error(`host ${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+    if (options.all)
+      return (callback as unknown as (error: null, addresses: dns.LookupAddress[]) => void)(null, addresses);
     return callback(null, addresses[0].address, addresses[0].family);
   });
 };
 
 function describeNetworkError(error: Error & { code?: string }): string {
-  if (error.name === 'TimeoutError' || error.name === 'AbortError') return `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s`;
+  if (error.name === 'TimeoutError' || error.name === 'AbortError')
+    return `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s`;
   if (error.code && !error.message.includes(error.code)) return `${error.code}: ${error.message}`;
   return error.message || error.code || 'network error';
 }
@@ -65,12 +73,17 @@ async function classify(response: http.IncomingMessage, now: Date): Promise<Atte
   if (statusCode >= 300 && statusCode < 400) {
     response.destroy();
     // A redirect could lead anywhere, private addresses included; receivers must answer at the URL configured.
-    return { kind: 'failed', statusCode, error: `HTTP ${statusCode}: redirects are not followed (to ${response.headers.location ?? '?'})` };
+    return {
+      kind: 'failed',
+      statusCode,
+      error: `HTTP ${statusCode}: redirects are not followed (to ${response.headers.location ?? '?'})`,
+    };
   }
   const retryAfter = response.headers['retry-after'];
   const snippet = await readSnippet(response);
   const error = `HTTP ${statusCode}${snippet ? `: ${snippet}` : ''}`;
-  if (isRetryableStatus(statusCode)) return { kind: 'retry', statusCode, error, retryAfterMs: parseRetryAfter(retryAfter, now) };
+  if (isRetryableStatus(statusCode))
+    return { kind: 'retry', statusCode, error, retryAfterMs: parseRetryAfter(retryAfter, now) };
   return { kind: 'failed', statusCode, error };
 }
 
@@ -100,11 +113,13 @@ export function postJson(
     });
     request.once('response', (response) => {
       classify(response, options.now).then(resolve, (error: Error) =>
-        resolve({ kind: 'retry', statusCode: null, error: describeNetworkError(error), retryAfterMs: null }));
+        resolve({ kind: 'retry', statusCode: null, error: describeNetworkError(error), retryAfterMs: null }),
+      );
     });
     // `on`, not `once`: a late second error (the timeout firing while an answer is discarded) must not go unhandled.
     request.on('error', (error: Error & { code?: string }) => {
-      if (error instanceof PrivateAddressError) return resolve({ kind: 'failed', statusCode: null, error: `refused: ${error.message}` });
+      if (error instanceof PrivateAddressError)
+        return resolve({ kind: 'failed', statusCode: null, error: `refused: ${error.message}` });
       resolve({ kind: 'retry', statusCode: null, error: describeNetworkError(error), retryAfterMs: null });
     });
     request.end(body);

@@ -1,5 +1,14 @@
 // The webhook channel: the signed JSON body of an alert event, per Standard Webhooks.
-import { toAlertEvent, toAlertRule, type AlertEvent, type AlertEventRow, type AlertRule, type AlertRuleRow, type DeliveryRow, type WebhookConfig } from '../model';
+import {
+  toAlertEvent,
+  toAlertRule,
+  type AlertEvent,
+  type AlertEventRow,
+  type AlertRule,
+  type AlertRuleRow,
+  type DeliveryRow,
+  type WebhookConfig,
+} from '../model';
 import { signWebhook } from './signature';
 
 export interface WebhookPayload {
@@ -29,7 +38,12 @@ export function buildWebhookPayload(rule: AlertRuleRow, event: AlertEventRow, de
 }
 
 /** The POST: `webhook-id` is the event id (stable across retries, for receivers to de-duplicate); timestamp and signature are fresh. */
-export function buildWebhookRequest(rule: AlertRuleRow, event: AlertEventRow, delivery: DeliveryRow, now: Date): OutgoingRequest {
+export function buildWebhookRequest(
+  rule: AlertRuleRow,
+  event: AlertEventRow,
+  delivery: DeliveryRow,
+  now: Date,
+): OutgoingRequest {
   const config = rule.channel_config as WebhookConfig;
   const body = JSON.stringify(buildWebhookPayload(rule, event, delivery));
   const timestamp = Math.floor(now.getTime() / 1000);

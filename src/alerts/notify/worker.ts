@@ -8,7 +8,13 @@ import { suppressDelivery } from '../delivery-queue';
 import { sendsResolved, type AlertEventRow, type AlertRuleRow, type Channel } from '../model';
 import { assertPublicUrl } from '../url-safety';
 import {
-  CLAIM_DUE_DELIVERIES, CLAIM_LEASE_MS, MARK_SENT, POSTPONE, RECORD_FAILED_ATTEMPT, SELECT_EVENTS, SELECT_RULES,
+  CLAIM_DUE_DELIVERIES,
+  CLAIM_LEASE_MS,
+  MARK_SENT,
+  POSTPONE,
+  RECORD_FAILED_ATTEMPT,
+  SELECT_EVENTS,
+  SELECT_RULES,
 } from './queries';
 import { decideRetry } from './retry';
 import { buildSlackRequest, SlackPacer } from './slack';
@@ -73,12 +79,21 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
 
   function buildRequest(rule: AlertRuleRow, event: AlertEventRow, delivery: ClaimedDelivery): OutgoingRequest {
     if (rule.channel === 'slack') return buildSlackRequest(rule, event, config.publicUrl);
-    const shownDelivery = { status: 'queued' as const, attempts: Number(delivery.attempts) + 1, last_status_code: delivery.last_status_code };
+    const shownDelivery = {
+      status: 'queued' as const,
+      attempts: Number(delivery.attempts) + 1,
+      last_status_code: delivery.last_status_code,
+    };
     return buildWebhookRequest(rule, event, shownDelivery, clock.now());
   }
 
   /** One attempt: an outcome to record, or 'postponed' / 'suppressed' when nothing was sent. */
-  async function attempt(rule: AlertRuleRow, event: AlertEventRow, delivery: ClaimedDelivery, now: Date): Promise<AttemptOutcome | { kind: 'postponed'; until: Date } | { kind: 'suppressed' }> {
+  async function attempt(
+    rule: AlertRuleRow,
+    event: AlertEventRow,
+    delivery: ClaimedDelivery,
+    now: Date,
+  ): Promise<AttemptOutcome | { kind: 'postponed'; until: Date } | { kind: 'suppressed' }> {
     if (event.kind === 'resolved' && !sendsResolved(rule.channel_config)) return { kind: 'suppressed' };
     const request = buildRequest(rule, event, delivery);
     if (!isHttpUrl(request.url)) return { kind: 'failed', statusCode: null, error: 'refused: the URL is not http(s)' };
@@ -99,17 +114,33 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
     return postJson(request.url, request.body, request.headers, { now, denyPrivate: config.webhookDenyPrivate });
   }
 
-  async function deliverOne(delivery: ClaimedDelivery, rule: AlertRuleRow | undefined, event: AlertEventRow | undefined, now: Date, report: DeliveryReport) {
+  async function deliverOne(
+    delivery: ClaimedDelivery,
+    rule: AlertRuleRow | undefined,
+    event: AlertEventRow | undefined,
+    now: Date,
+    report: DeliveryReport,
+  ) {
     // Rule or event deleted since the claim: the delivery row went with them (ON DELETE CASCADE).
     if (!rule || !event) return;
-    const context = { eventId: event.id, ruleId: rule.id, channel: rule.channel, attempt: Number(delivery.attempts) + 1 };
+    const context = {
+      eventId: event.id,
+      ruleId: rule.id,
+      channel: rule.channel,
+      attempt: Number(delivery.attempts) + 1,
+    };
     let outcome: Awaited<ReturnType<typeof attempt>>;
     try {
       outcome = await attempt(rule, event, delivery, now);
     } catch (error) {
       // A bug rather than the receiver: keep the delivery and retry it like a network failure, visibly.
       log.error({ ...context, err: error }, 'notification attempt failed unexpectedly');
-      outcome = { kind: 'retry', statusCode: null, error: `internal error: ${(error as Error).message}`, retryAfterMs: null };
+      outcome = {
+        kind: 'retry',
+        statusCode: null,
+        error: `internal error: ${(error as Error).message}`,
+        retryAfterMs: null,
+      };
     }
     switch (outcome.kind) {
       case 'sent':
@@ -128,17 +159,41 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
         return;
       case 'retry': {
         const decision = decideRetry({
-          now, queuedAt: new Date(delivery.created_at), attempts: Number(delivery.attempts) + 1, retryAfterMs: outcome.retryAfterMs, random,
+          now,
+          queuedAt: new Date(delivery.created_at),
+          attempts: Number(delivery.attempts) + 1,
+          retryAfterMs: outcome.retryAfterMs,
+          random,
         });
         if (decision.retry) {
-          await pg.query(RECORD_FAILED_ATTEMPT, [event.id, 'queued', outcome.statusCode, outcome.error, decision.nextAttemptAt, now]);
+          await pg.query(RECORD_FAILED_ATTEMPT, [
+            event.id,
+            'queued',
+            outcome.statusCode,
+            outcome.error,
+            decision.nextAttemptAt,
+            now,
+          ]);
           report.retrying++;
-          log.warn({ ...context, statusCode: outcome.statusCode, error: outcome.error, nextAttemptAt: decision.nextAttemptAt }, 'notification failed; will retry');
+          log.warn(
+            { ...context, statusCode: outcome.statusCode, error: outcome.error, nextAttemptAt: decision.nextAttemptAt },
+            'notification failed; will retry',
+          );
           return;
         }
-        await pg.query(RECORD_FAILED_ATTEMPT, [event.id, 'failed', outcome.statusCode, `gave up after 24 h: ${outcome.error}`, now, now]);
+        await pg.query(RECORD_FAILED_ATTEMPT, [
+          event.id,
+          'failed',
+          outcome.statusCode,
+          `gave up after 24 h: ${outcome.error}`,
+          now,
+          now,
+        ]);
         report.failed++;
-        log.warn({ ...context, statusCode: outcome.statusCode, error: outcome.error }, 'notification failed; giving up after 24 h');
+        log.warn(
+          { ...context, statusCode: outcome.statusCode, error: outcome.error },
+          'notification failed; giving up after 24 h',
+        );
         return;
       }
       case 'failed':
@@ -151,7 +206,12 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
 
   async function deliverBatch(now: Date, scope: DeliveryScope | undefined, report: DeliveryReport): Promise<number> {
     const leaseEnd = new Date(now.getTime() + CLAIM_LEASE_MS);
-    const claimed = await pg.query<ClaimedDelivery>(CLAIM_DUE_DELIVERIES, [now, leaseEnd, BATCH_SIZE, scope?.projectId ?? null]);
+    const claimed = await pg.query<ClaimedDelivery>(CLAIM_DUE_DELIVERIES, [
+      now,
+      leaseEnd,
+      BATCH_SIZE,
+      scope?.projectId ?? null,
+    ]);
     if (claimed.length === 0) return 0;
     const [events, rules] = await Promise.all([
       pg.query<AlertEventRow>(SELECT_EVENTS, [claimed.map((delivery) => delivery.event_id)]),
@@ -160,8 +220,11 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
     const eventsById = new Map(events.map((event) => [event.id, event]));
     const rulesById = new Map(rules.map((rule) => [rule.id, rule]));
     // Oldest event first (RETURNING has no order): of two messages to one Slack URL the older goes, the newer is paced.
-    const createdAt = (delivery: ClaimedDelivery) => new Date(eventsById.get(delivery.event_id)?.created_at ?? 0).getTime();
-    claimed.sort((a, b) => createdAt(a) - createdAt(b) || (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
+    const createdAt = (delivery: ClaimedDelivery) =>
+      new Date(eventsById.get(delivery.event_id)?.created_at ?? 0).getTime();
+    claimed.sort(
+      (a, b) => createdAt(a) - createdAt(b) || (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0),
+    );
     await mapLimited(claimed, CONCURRENCY, async (delivery) => {
       try {
         await deliverOne(delivery, rulesById.get(delivery.rule_id), eventsById.get(delivery.event_id), now, report);
@@ -182,7 +245,11 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
   }
 
   function startNotifier({ intervalMs }: { intervalMs: number }): () => Promise<void> {
-    return runEvery(intervalMs, () => deliverDue(clock.now()), (error) => log.warn({ err: error }, 'notification pass failed; retrying next interval'));
+    return runEvery(
+      intervalMs,
+      () => deliverDue(clock.now()),
+      (error) => log.warn({ err: error }, 'notification pass failed; retrying next interval'),
+    );
   }
 
   return { deliverDue, startNotifier };

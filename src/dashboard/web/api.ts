@@ -2,7 +2,12 @@
 import type { ErrorBody } from './types';
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly details: ErrorBody['error']['details'] = []) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: ErrorBody['error']['details'] = [],
+  ) {
     super(message);
   }
 }
@@ -41,7 +46,12 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   if (!res.ok) {
     const error = (data as ErrorBody | undefined)?.error;
     if (res.status === 401 && !path.startsWith('/auth/')) onUnauthorized();
-    throw new ApiError(res.status, error?.code ?? 'http_error', error?.message ?? `${res.status} ${res.statusText}`, error?.details);
+    throw new ApiError(
+      res.status,
+      error?.code ?? 'http_error',
+      error?.message ?? `${res.status} ${res.statusText}`,
+      error?.details,
+    );
   }
   return { data: data as T, headers: res.headers };
 }
@@ -56,7 +66,8 @@ export type Query = Record<string, string | number | boolean | undefined | null>
 /** `?name=value&…` of the query's values that are set, or '' when none is. */
 export function searchOf(query: Query): string {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  for (const [name, value] of Object.entries(query))
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
   const text = search.toString();
   return text ? `?${text}` : '';
 }

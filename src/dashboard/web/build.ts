@@ -45,8 +45,12 @@ export async function buildDashboard(outDir = WEB_DIR): Promise<{ scriptBytes: n
 }
 
 if (require.main === module) {
-  buildDashboard().then(({ scriptBytes }) => console.log(`dashboard built into ${path.relative(process.cwd(), WEB_DIR)} (${scriptBytes} bytes of JavaScript)`), (error) => {
-    console.error(error);
-    process.exit(1);
-  });
+  buildDashboard().then(
+    ({ scriptBytes }) =>
+      console.log(`dashboard built into ${path.relative(process.cwd(), WEB_DIR)} (${scriptBytes} bytes of JavaScript)`),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }

@@ -3,7 +3,8 @@ const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
 export const count = (value: number) => integer.format(value);
 export const percent = (rate: number) => `${(rate * 100).toFixed(1)}%`;
-export const usd = (value: number) => (value === 0 ? '$0' : value < 0.01 ? `$${value.toPrecision(2)}` : `$${value.toFixed(2)}`);
+export const usd = (value: number) =>
+  value === 0 ? '$0' : value < 0.01 ? `$${value.toPrecision(2)}` : `$${value.toFixed(2)}`;
 
 export function duration(ms: number | null): string {
   if (ms === null) return '—';
@@ -14,7 +15,8 @@ export function duration(ms: number | null): string {
   return minutes < 60 ? `${minutes} min ${seconds % 60} s` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-export const dateTime = (iso: string | null) => (iso === null ? '—' : new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium' }));
+export const dateTime = (iso: string | null) =>
+  iso === null ? '—' : new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium' });
 
 /** The change from `previous` to `current`, as people read it: +12.5%, −3 pts, new. */
 export function delta(current: number, previous: number, kind: 'relative' | 'points'): string {

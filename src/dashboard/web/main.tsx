@@ -41,7 +41,9 @@ function App() {
   const [profile, setProfile] = useState<Profile | null | undefined>(undefined);
   const [error, setError] = useState<Error>();
   const loadProfile = () =>
-    get<Profile>('/auth/me').then(setProfile, (failure: Error) => (failure instanceof ApiError && failure.status === 401 ? setProfile(null) : setError(failure)));
+    get<Profile>('/auth/me').then(setProfile, (failure: Error) =>
+      failure instanceof ApiError && failure.status === 401 ? setProfile(null) : setError(failure),
+    );
   useEffect(() => {
     whenUnauthorized(() => setProfile(null));
     // The server tells the page whether its session cookie is live: a visitor without one signs in first.
@@ -49,9 +51,27 @@ function App() {
     else void loadProfile();
   }, []);
 
-  if (error) return <main class="center"><ErrorNote error={error} retry={() => location.reload()} /></main>;
-  if (profile === undefined) return <main class="center"><Loading /></main>;
-  if (profile === null) return <SignInPage signedIn={(signedIn) => { setProfile(signedIn); navigate('/'); }} />;
+  if (error)
+    return (
+      <main class="center">
+        <ErrorNote error={error} retry={() => location.reload()} />
+      </main>
+    );
+  if (profile === undefined)
+    return (
+      <main class="center">
+        <Loading />
+      </main>
+    );
+  if (profile === null)
+    return (
+      <SignInPage
+        signedIn={(signedIn) => {
+          setProfile(signedIn);
+          navigate('/');
+        }}
+      />
+    );
   for (const [pattern, Page] of PAGES) {
     const params = match(pattern, here.path);
     if (params) {
@@ -65,7 +85,9 @@ function App() {
   return (
     <Layout params={{}} here={here} profile={profile} signedOut={() => setProfile(null)}>
       <h1>Not found</h1>
-      <p>There is no page at this address. <a href="#/">Go to your projects</a>.</p>
+      <p>
+        There is no page at this address. <a href="#/">Go to your projects</a>.
+      </p>
     </Layout>
   );
 }

@@ -5,14 +5,37 @@ import { navigate, withChanges } from '../router';
 import type { HealthEntry } from '../types';
 import type { Window } from '../window';
 
-export function AgentFilter({ projectID, path, query, window }: { projectID: string; path: string; query: URLSearchParams; window: Window }) {
-  const agents = useLoad(() => get<HealthEntry[]>(`/projects/${projectID}/agent/health${searchOf({ from: window.from, to: window.to })}`), [projectID, window.from, window.to]);
+export function AgentFilter({
+  projectID,
+  path,
+  query,
+  window,
+}: {
+  projectID: string;
+  path: string;
+  query: URLSearchParams;
+  window: Window;
+}) {
+  const agents = useLoad(
+    () => get<HealthEntry[]>(`/projects/${projectID}/agent/health${searchOf({ from: window.from, to: window.to })}`),
+    [projectID, window.from, window.to],
+  );
   const chosen = query.get('agent') ?? '';
-  const names = [...new Set([...(agents.data ?? []).map((entry) => entry.agent_name), ...(chosen ? [chosen] : [])])].sort();
+  const names = [
+    ...new Set([...(agents.data ?? []).map((entry) => entry.agent_name), ...(chosen ? [chosen] : [])]),
+  ].sort();
   return (
-    <select aria-label="Agent" value={chosen} onChange={(event) => navigate(path, withChanges(query, { agent: event.currentTarget.value, offset: undefined }))}>
+    <select
+      aria-label="Agent"
+      value={chosen}
+      onChange={(event) => navigate(path, withChanges(query, { agent: event.currentTarget.value, offset: undefined }))}
+    >
       <option value="">All agents</option>
-      {names.map((name) => <option key={name} value={name}>{name}</option>)}
+      {names.map((name) => (
+        <option key={name} value={name}>
+          {name}
+        </option>
+      ))}
     </select>
   );
 }

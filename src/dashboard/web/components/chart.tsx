@@ -12,7 +12,17 @@ export interface Series {
 
 const HEIGHT = 180;
 
-export function Chart({ title, times, series, format }: { title: string; times: number[]; series: Series[]; format: (value: number) => string }) {
+export function Chart({
+  title,
+  times,
+  series,
+  format,
+}: {
+  title: string;
+  times: number[];
+  series: Series[];
+  format: (value: number) => string;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current!;
@@ -24,13 +34,27 @@ export function Chart({ title, times, series, format }: { title: string; times: 
       scales: { x: { time: true } },
       // Buckets are UTC-aligned (contract §9): the axis reads in UTC, so that a day bucket starts at 00:00.
       tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
-      axes: [{ stroke: '#6b7280', grid: { stroke: '#eef0f3' } }, { stroke: '#6b7280', grid: { stroke: '#eef0f3' }, size: 64, values: (_, ticks) => ticks.map(format) }],
-      series: [{}, ...series.map(({ label, color }) => ({
-        label, stroke: color, width: 2, spanGaps: false, fill: series.length === 1 ? `${color}22` : undefined,
-        value: (_: uPlot, v: number | null) => (v === null ? '—' : format(v)),
-      }))],
+      axes: [
+        { stroke: '#6b7280', grid: { stroke: '#eef0f3' } },
+        { stroke: '#6b7280', grid: { stroke: '#eef0f3' }, size: 64, values: (_, ticks) => ticks.map(format) },
+      ],
+      series: [
+        {},
+        ...series.map(({ label, color }) => ({
+          label,
+          stroke: color,
+          width: 2,
+          spanGaps: false,
+          fill: series.length === 1 ? `${color}22` : undefined,
+          value: (_: uPlot, v: number | null) => (v === null ? '—' : format(v)),
+        })),
+      ],
     };
-    const plot = new uPlot(options, [times.map((t) => t / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData, element);
+    const plot = new uPlot(
+      options,
+      [times.map((t) => t / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData,
+      element,
+    );
     const resize = new ResizeObserver(() => plot.setSize({ width: element.clientWidth, height: HEIGHT }));
     resize.observe(element);
     return () => {
@@ -40,7 +64,9 @@ export function Chart({ title, times, series, format }: { title: string; times: 
   }, [times, series, format]);
   return (
     <figure class="chart">
-      <figcaption>{title} <span class="muted">(UTC)</span></figcaption>
+      <figcaption>
+        {title} <span class="muted">(UTC)</span>
+      </figcaption>
       <div ref={box} />
     </figure>
   );

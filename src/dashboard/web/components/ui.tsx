@@ -6,14 +6,22 @@ import { navigate, withChanges } from '../router';
 import { PRESETS } from '../window';
 
 export function Loading() {
-  return <p class="muted" role="status">Loading…</p>;
+  return (
+    <p class="muted" role="status">
+      Loading…
+    </p>
+  );
 }
 
 export function ErrorNote({ error, retry }: { error: Error; retry?: () => void }) {
   return (
     <div class="error" role="alert">
       <strong>Something went wrong.</strong> {error.message}
-      {retry && <button type="button" class="link" onClick={retry}>Try again</button>}
+      {retry && (
+        <button type="button" class="link" onClick={retry}>
+          Try again
+        </button>
+      )}
     </div>
   );
 }
@@ -25,12 +33,24 @@ export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (da
   return <>{children(loaded.data)}</>;
 }
 
-export function Card({ label, value, change, good }: { label: string; value: string; change?: string; good?: boolean }) {
+export function Card({
+  label,
+  value,
+  change,
+  good,
+}: {
+  label: string;
+  value: string;
+  change?: string;
+  good?: boolean;
+}) {
   return (
     <div class="card">
       <div class="card-label">{label}</div>
       <div class="card-value">{value}</div>
-      {change !== undefined && <div class={`card-change ${good === undefined ? '' : good ? 'good' : 'bad'}`}>{change} vs previous</div>}
+      {change !== undefined && (
+        <div class={`card-change ${good === undefined ? '' : good ? 'good' : 'bad'}`}>{change} vs previous</div>
+      )}
     </div>
   );
 }
@@ -54,16 +74,47 @@ export function WindowPicker({ path, query }: { path: string; query: URLSearchPa
   return (
     <div class="window-picker" role="group" aria-label="Window">
       {Object.keys(PRESETS).map((name) => (
-        <button type="button" key={name} class={!custom && window.name === name ? 'active' : ''} aria-pressed={!custom && window.name === name} onClick={() => choose(name)}>{name}</button>
+        <button
+          type="button"
+          key={name}
+          class={!custom && window.name === name ? 'active' : ''}
+          aria-pressed={!custom && window.name === name}
+          onClick={() => choose(name)}
+        >
+          {name}
+        </button>
       ))}
-      <button type="button" class={custom ? 'active' : ''} aria-pressed={custom} onClick={() => setCustom(true)}>custom</button>
+      <button type="button" class={custom ? 'active' : ''} aria-pressed={custom} onClick={() => setCustom(true)}>
+        custom
+      </button>
       {custom && (
-        <form class="inline" onSubmit={(event) => {
-          event.preventDefault();
-          navigate(path, withChanges(query, { window: undefined, from: new Date(from).toISOString(), to: new Date(to).toISOString(), offset: undefined }));
-        }}>
-          <input type="datetime-local" aria-label="From" value={from} onInput={(event) => setFrom(event.currentTarget.value)} />
-          <input type="datetime-local" aria-label="To" value={to} onInput={(event) => setTo(event.currentTarget.value)} />
+        <form
+          class="inline"
+          onSubmit={(event) => {
+            event.preventDefault();
+            navigate(
+              path,
+              withChanges(query, {
+                window: undefined,
+                from: new Date(from).toISOString(),
+                to: new Date(to).toISOString(),
+                offset: undefined,
+              }),
+            );
+          }}
+        >
+          <input
+            type="datetime-local"
+            aria-label="From"
+            value={from}
+            onInput={(event) => setFrom(event.currentTarget.value)}
+          />
+          <input
+            type="datetime-local"
+            aria-label="To"
+            value={to}
+            onInput={(event) => setTo(event.currentTarget.value)}
+          />
           <button type="submit">Apply</button>
         </form>
       )}
@@ -77,7 +128,9 @@ export function FirstRunGuide({ keysHref }: { keysHref: string }) {
   return (
     <section class="guide">
       <h2>No runs yet</h2>
-      <p>Create an <a href={keysHref}>API key</a> for this project, then report a run from your agent:</p>
+      <p>
+        Create an <a href={keysHref}>API key</a> for this project, then report a run from your agent:
+      </p>
       <pre>{`curl -X POST ${origin}/ingest/agent/runs/batch \\
   -H "Authorization: Bearer $RUNWATCH_API_KEY" -H "Content-Type: application/json" \\
   -d '{"runs":[{"agent_name":"my-agent","status":"completed","input":"hello","output":"hi",

@@ -23,13 +23,26 @@ export const isQuiet = (entry: HealthEntry) => entry.total_runs === 0 && entry.p
 export function AgentsPage({ params, here }: PageProps) {
   const { orgID, projectID } = params;
   const window = useWindow(here.query);
-  const health = useLoad(() => get<HealthEntry[]>(`/projects/${projectID}/agent/health${searchOf({ from: window.from, to: window.to })}`), [projectID, window]);
-  const [sort, setSort] = useState<{ field: keyof HealthEntry; descending: boolean }>({ field: 'total_runs', descending: true });
-  const sorted = (entries: HealthEntry[]) => [...entries].sort((a, b) => {
-    const order = a[sort.field] < b[sort.field] ? -1 : a[sort.field] > b[sort.field] ? 1 : 0;
-    return sort.descending ? -order : order;
+  const health = useLoad(
+    () => get<HealthEntry[]>(`/projects/${projectID}/agent/health${searchOf({ from: window.from, to: window.to })}`),
+    [projectID, window],
+  );
+  const [sort, setSort] = useState<{ field: keyof HealthEntry; descending: boolean }>({
+    field: 'total_runs',
+    descending: true,
   });
-  const runsOf = (agent: string) => href(`/orgs/${orgID}/projects/${projectID}/runs`, { window: here.query.get('window'), from: here.query.get('from'), to: here.query.get('to'), agent });
+  const sorted = (entries: HealthEntry[]) =>
+    [...entries].sort((a, b) => {
+      const order = a[sort.field] < b[sort.field] ? -1 : a[sort.field] > b[sort.field] ? 1 : 0;
+      return sort.descending ? -order : order;
+    });
+  const runsOf = (agent: string) =>
+    href(`/orgs/${orgID}/projects/${projectID}/runs`, {
+      window: here.query.get('window'),
+      from: here.query.get('from'),
+      to: here.query.get('to'),
+      agent,
+    });
   return (
     <>
       <div class="page-head">
@@ -37,33 +50,58 @@ export function AgentsPage({ params, here }: PageProps) {
         <WindowPicker path={here.path} query={here.query} />
       </div>
       <Show loaded={health}>
-        {(entries) => entries.length === 0 ? <p class="muted">No agent has runs in this window or the one before it.</p> : (
-          <table class="table">
-            <thead>
-              <tr>
-                {COLUMNS.map(({ field, label }) => (
-                  <th key={field} aria-sort={sort.field === field ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
-                    <button type="button" class="link" onClick={() => setSort({ field, descending: sort.field === field ? !sort.descending : field !== 'agent_name' })}>
-                      {label}{sort.field === field ? (sort.descending ? ' ↓' : ' ↑') : ''}
-                    </button>
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {sorted(entries).map((entry) => (
-                <tr key={entry.agent_name} class={isQuiet(entry) ? 'quiet' : ''}>
-                  {COLUMNS.map(({ field, format }) => (
-                    <td key={field}>
-                      {field === 'agent_name' ? <a href={runsOf(entry.agent_name)}>{entry.agent_name}</a> : format(entry)}
-                      {field === 'agent_name' && isQuiet(entry) && <span class="badge warn" title="ran in the previous window, not in this one">quiet</span>}
-                    </td>
+        {(entries) =>
+          entries.length === 0 ? (
+            <p class="muted">No agent has runs in this window or the one before it.</p>
+          ) : (
+            <table class="table">
+              <thead>
+                <tr>
+                  {COLUMNS.map(({ field, label }) => (
+                    <th
+                      key={field}
+                      aria-sort={sort.field === field ? (sort.descending ? 'descending' : 'ascending') : 'none'}
+                    >
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() =>
+                          setSort({
+                            field,
+                            descending: sort.field === field ? !sort.descending : field !== 'agent_name',
+                          })
+                        }
+                      >
+                        {label}
+                        {sort.field === field ? (sort.descending ? ' ↓' : ' ↑') : ''}
+                      </button>
+                    </th>
                   ))}
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+              </thead>
+              <tbody>
+                {sorted(entries).map((entry) => (
+                  <tr key={entry.agent_name} class={isQuiet(entry) ? 'quiet' : ''}>
+                    {COLUMNS.map(({ field, format }) => (
+                      <td key={field}>
+                        {field === 'agent_name' ? (
+                          <a href={runsOf(entry.agent_name)}>{entry.agent_name}</a>
+                        ) : (
+                          format(entry)
+                        )}
+                        {field === 'agent_name' && isQuiet(entry) && (
+                          <span class="badge warn" title="ran in the previous window, not in this one">
+                            quiet
+                          </span>
+                        )}
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
       </Show>
     </>
   );

@@ -13,7 +13,12 @@ export function HomePage({ profile }: PageProps) {
   useEffect(() => {
     if (!org) return;
     get<Project[]>(`/admin/orgs/${org.id}/projects`).then(
-      (projects) => navigate(projects.length > 0 ? `/orgs/${org.id}/projects/${projects[0].id}/overview` : `/orgs/${org.id}/projects`, {}, true),
+      (projects) =>
+        navigate(
+          projects.length > 0 ? `/orgs/${org.id}/projects/${projects[0].id}/overview` : `/orgs/${org.id}/projects`,
+          {},
+          true,
+        ),
       setError,
     );
   }, [org?.id]);
@@ -39,13 +44,33 @@ export function ProjectsPage({ params }: PageProps) {
     <>
       <h1>Projects</h1>
       <Show loaded={projects}>
-        {(list) => list.length === 0
-          ? <p>A project holds one product's agents: its runs, reports and alert rules. Create the first one.</p>
-          : <ul class="list">{list.map((project) => <li key={project.id}><a href={href(`/orgs/${orgID}/projects/${project.id}/overview`)}>{project.name}</a></li>)}</ul>}
+        {(list) =>
+          list.length === 0 ? (
+            <p>A project holds one product's agents: its runs, reports and alert rules. Create the first one.</p>
+          ) : (
+            <ul class="list">
+              {list.map((project) => (
+                <li key={project.id}>
+                  <a href={href(`/orgs/${orgID}/projects/${project.id}/overview`)}>{project.name}</a>
+                </li>
+              ))}
+            </ul>
+          )
+        }
       </Show>
       <form class="panel inline" onSubmit={create}>
-        <Field label="New project"><input required maxLength={100} value={name} placeholder="support-bot" onInput={(e) => setName(e.currentTarget.value)} /></Field>
-        <button type="submit" class="primary">Create project</button>
+        <Field label="New project">
+          <input
+            required
+            maxLength={100}
+            value={name}
+            placeholder="support-bot"
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+        </Field>
+        <button type="submit" class="primary">
+          Create project
+        </button>
       </form>
       {error && <ErrorNote error={error} />}
     </>

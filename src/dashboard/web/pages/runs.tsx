@@ -11,7 +11,9 @@ import type { Run, Step } from '../types';
 const PAGE_SIZE = 25;
 const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'timed_out', 'abandoned'];
 
-const StatusBadge = ({ status }: { status: Run['status'] }) => <span class={`badge status-${status}`}>{status.replace('_', ' ')}</span>;
+const StatusBadge = ({ status }: { status: Run['status'] }) => (
+  <span class={`badge status-${status}`}>{status.replace('_', ' ')}</span>
+);
 
 export function RunsPage({ params, here }: PageProps) {
   const { orgID, projectID } = params;
@@ -24,17 +26,30 @@ export function RunsPage({ params, here }: PageProps) {
     const { data, headers } = await request<Run[]>('GET', `/projects/${projectID}/agent/runs${search}`);
     return { runs: data, total: Number(headers.get('X-Total-Count') ?? data.length) };
   }, [projectID, search]);
-  const change = (changes: Record<string, string | number | undefined>) => navigate(path, withChanges(query, { offset: undefined, ...changes }));
+  const change = (changes: Record<string, string | number | undefined>) =>
+    navigate(path, withChanges(query, { offset: undefined, ...changes }));
   return (
     <>
       <div class="page-head">
         <h1>Runs</h1>
         <AgentFilter projectID={projectID} path={path} query={query} window={window} />
-        <select aria-label="Status" value={filters.status ?? ''} onChange={(e) => change({ status: e.currentTarget.value })}>
+        <select
+          aria-label="Status"
+          value={filters.status ?? ''}
+          onChange={(e) => change({ status: e.currentTarget.value })}
+        >
           <option value="">Any status</option>
-          {STATUSES.map((status) => <option key={status} value={status}>{status.replace('_', ' ')}</option>)}
+          {STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {status.replace('_', ' ')}
+            </option>
+          ))}
         </select>
-        <select aria-label="Loops" value={filters.loop_detected ?? ''} onChange={(e) => change({ loop: e.currentTarget.value })}>
+        <select
+          aria-label="Loops"
+          value={filters.loop_detected ?? ''}
+          onChange={(e) => change({ loop: e.currentTarget.value })}
+        >
           <option value="">Loops or not</option>
           <option value="true">Loop detected</option>
           <option value="false">No loop</option>
@@ -45,13 +60,32 @@ export function RunsPage({ params, here }: PageProps) {
         {({ runs, total }) => (
           <>
             <table class="table">
-              <thead><tr><th>Started</th><th>Agent</th><th>Status</th><th>Duration</th><th>Steps</th><th>Tokens</th><th>Cost</th><th>Loop</th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Started</th>
+                  <th>Agent</th>
+                  <th>Status</th>
+                  <th>Duration</th>
+                  <th>Steps</th>
+                  <th>Tokens</th>
+                  <th>Cost</th>
+                  <th>Loop</th>
+                </tr>
+              </thead>
               <tbody>
                 {runs.map((run) => (
                   <tr key={run.id}>
-                    <td><a href={href(`/orgs/${orgID}/projects/${projectID}/runs/${run.id}`, { timestamp: run.timestamp })}>{f.dateTime(run.timestamp)}</a></td>
+                    <td>
+                      <a
+                        href={href(`/orgs/${orgID}/projects/${projectID}/runs/${run.id}`, { timestamp: run.timestamp })}
+                      >
+                        {f.dateTime(run.timestamp)}
+                      </a>
+                    </td>
                     <td>{run.agent_name}</td>
-                    <td><StatusBadge status={run.status} /></td>
+                    <td>
+                      <StatusBadge status={run.status} />
+                    </td>
                     <td>{f.duration(run.duration_ms)}</td>
                     <td>{run.total_steps}</td>
                     <td>{f.count(run.total_tokens)}</td>
@@ -63,9 +97,25 @@ export function RunsPage({ params, here }: PageProps) {
             </table>
             {runs.length === 0 && <p class="muted">No run matches these filters in this window.</p>}
             <div class="pager">
-              <span class="muted">{runs.length === 0 ? `${f.count(total)} runs` : `${f.count(offset + 1)}–${f.count(offset + runs.length)} of ${f.count(total)} runs`}</span>
-              <button type="button" disabled={offset === 0} onClick={() => change({ offset: Math.max(0, offset - PAGE_SIZE) })}>Newer</button>
-              <button type="button" disabled={offset + runs.length >= total} onClick={() => change({ offset: offset + PAGE_SIZE })}>Older</button>
+              <span class="muted">
+                {runs.length === 0
+                  ? `${f.count(total)} runs`
+                  : `${f.count(offset + 1)}–${f.count(offset + runs.length)} of ${f.count(total)} runs`}
+              </span>
+              <button
+                type="button"
+                disabled={offset === 0}
+                onClick={() => change({ offset: Math.max(0, offset - PAGE_SIZE) })}
+              >
+                Newer
+              </button>
+              <button
+                type="button"
+                disabled={offset + runs.length >= total}
+                onClick={() => change({ offset: offset + PAGE_SIZE })}
+              >
+                Older
+              </button>
             </div>
           </>
         )}
@@ -84,12 +134,20 @@ function Timeline({ run, steps }: { run: Run; steps: Step[] }) {
         const offset = step.started_at ? Date.parse(step.started_at) - start : null;
         const loopStart = run.loop_step_index === step.index;
         return (
-          <li key={step.index} class={`step ${step.error ? 'failed' : ''} ${loopStart ? 'loop-start' : ''}`} data-index={step.index}>
+          <li
+            key={step.index}
+            class={`step ${step.error ? 'failed' : ''} ${loopStart ? 'loop-start' : ''}`}
+            data-index={step.index}
+          >
             <div class="step-head">
               <span class="step-index">#{step.index}</span>
               <span class={`badge type-${step.type}`}>{step.type}</span>
               <strong>{step.tool_name ?? step.model ?? step.name ?? ''}</strong>
-              {loopStart && <span class="badge loop" title="the first step of the repeated sequence">loop starts here</span>}
+              {loopStart && (
+                <span class="badge loop" title="the first step of the repeated sequence">
+                  loop starts here
+                </span>
+              )}
               <span class="spacer" />
               {step.tokens !== null && <span>{f.count(step.tokens)} tokens</span>}
               {step.cost_usd !== null && <span>{f.usd(step.cost_usd)}</span>}
@@ -97,7 +155,12 @@ function Timeline({ run, steps }: { run: Run; steps: Step[] }) {
             </div>
             {offset !== null && (
               <div class="bar" aria-hidden="true">
-                <span style={{ left: `${(offset / span) * 100}%`, width: `${Math.max(0.5, ((step.duration_ms ?? 0) / span) * 100)}%` }} />
+                <span
+                  style={{
+                    left: `${(offset / span) * 100}%`,
+                    width: `${Math.max(0.5, ((step.duration_ms ?? 0) / span) * 100)}%`,
+                  }}
+                />
               </div>
             )}
             {(step.input || step.output) && (
@@ -130,22 +193,44 @@ export function RunPage({ params, here }: PageProps) {
     <Show loaded={loaded}>
       {({ run, steps }) => (
         <>
-          <p><a href={href(`/orgs/${orgID}/projects/${projectID}/runs`)}>← Runs</a></p>
+          <p>
+            <a href={href(`/orgs/${orgID}/projects/${projectID}/runs`)}>← Runs</a>
+          </p>
           <div class="page-head">
             <h1>{run.agent_name}</h1>
             <StatusBadge status={run.status} />
             {run.loop_detected && <span class="badge loop">loop detected at step #{run.loop_step_index}</span>}
           </div>
           <dl class="facts">
-            <dt>Started</dt><dd>{f.dateTime(run.timestamp)}</dd>
-            <dt>Duration</dt><dd>{f.duration(run.duration_ms)}</dd>
-            <dt>Steps</dt><dd>{run.total_steps}</dd>
-            <dt>Tokens</dt><dd>{f.count(run.total_tokens)}</dd>
-            <dt>Cost</dt><dd>{f.usd(run.total_cost_usd)}</dd>
-            {run.termination_detail && <><dt>Detail</dt><dd>{run.termination_detail}</dd></>}
+            <dt>Started</dt>
+            <dd>{f.dateTime(run.timestamp)}</dd>
+            <dt>Duration</dt>
+            <dd>{f.duration(run.duration_ms)}</dd>
+            <dt>Steps</dt>
+            <dd>{run.total_steps}</dd>
+            <dt>Tokens</dt>
+            <dd>{f.count(run.total_tokens)}</dd>
+            <dt>Cost</dt>
+            <dd>{f.usd(run.total_cost_usd)}</dd>
+            {run.termination_detail && (
+              <>
+                <dt>Detail</dt>
+                <dd>{run.termination_detail}</dd>
+              </>
+            )}
           </dl>
-          {run.input && <><h2>Input</h2><pre>{run.input}</pre></>}
-          {run.output && <><h2>Output</h2><pre>{run.output}</pre></>}
+          {run.input && (
+            <>
+              <h2>Input</h2>
+              <pre>{run.input}</pre>
+            </>
+          )}
+          {run.output && (
+            <>
+              <h2>Output</h2>
+              <pre>{run.output}</pre>
+            </>
+          )}
           <h2>Steps</h2>
           {steps.length === 0 ? <p class="muted">This run has no steps.</p> : <Timeline run={run} steps={steps} />}
         </>

@@ -35,7 +35,10 @@ export function KeysPage({ params }: PageProps) {
   return (
     <>
       <h1>API keys</h1>
-      <p class="muted">Agents report runs with a project API key (<code>Authorization: Bearer …</code>), over the REST API or OpenTelemetry.</p>
+      <p class="muted">
+        Agents report runs with a project API key (<code>Authorization: Bearer …</code>), over the REST API or
+        OpenTelemetry.
+      </p>
       {created && (
         <div class="panel new-key" role="status">
           <strong>Your new key — copy it now, it is shown only this once:</strong>
@@ -43,27 +46,64 @@ export function KeysPage({ params }: PageProps) {
         </div>
       )}
       <form class="panel inline" onSubmit={create}>
-        <Field label="Key name"><input maxLength={100} value={name} placeholder="production" onInput={(e) => setName(e.currentTarget.value)} /></Field>
-        <button type="submit" class="primary">Create key</button>
+        <Field label="Key name">
+          <input
+            maxLength={100}
+            value={name}
+            placeholder="production"
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+        </Field>
+        <button type="submit" class="primary">
+          Create key
+        </button>
       </form>
       {error && <ErrorNote error={error} />}
       <Show loaded={keys}>
-        {(list) => list.length === 0 ? <p class="muted">No keys yet.</p> : (
-          <table class="table">
-            <thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th /></tr></thead>
-            <tbody>
-              {list.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td><code>{key.prefix}…</code></td>
-                  <td>{f.dateTime(key.created_at)}</td>
-                  <td>{f.dateTime(key.last_used_at)}</td>
-                  <td><button type="button" class="danger" onClick={() => confirm(`Revoke ${key.name}? Agents using it stop reporting.`) && act(async () => { await del(`${path}/${key.id}`); keys.reload(); })}>Revoke</button></td>
+        {(list) =>
+          list.length === 0 ? (
+            <p class="muted">No keys yet.</p>
+          ) : (
+            <table class="table">
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Key</th>
+                  <th>Created</th>
+                  <th>Last used</th>
+                  <th />
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+              </thead>
+              <tbody>
+                {list.map((key) => (
+                  <tr key={key.id}>
+                    <td>{key.name}</td>
+                    <td>
+                      <code>{key.prefix}…</code>
+                    </td>
+                    <td>{f.dateTime(key.created_at)}</td>
+                    <td>{f.dateTime(key.last_used_at)}</td>
+                    <td>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() =>
+                          confirm(`Revoke ${key.name}? Agents using it stop reporting.`) &&
+                          act(async () => {
+                            await del(`${path}/${key.id}`);
+                            keys.reload();
+                          })
+                        }
+                      >
+                        Revoke
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
       </Show>
     </>
   );
@@ -92,20 +132,54 @@ export function MembersPage({ params }: PageProps) {
       <Show loaded={members}>
         {(list) => (
           <table class="table">
-            <thead><tr><th>Name</th><th>E-mail</th><th>Role</th><th>Since</th><th /></tr></thead>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>E-mail</th>
+                <th>Role</th>
+                <th>Since</th>
+                <th />
+              </tr>
+            </thead>
             <tbody>
               {list.map((member) => (
                 <tr key={member.user_id}>
                   <td>{member.name}</td>
                   <td>{member.email}</td>
                   <td>
-                    <select aria-label={`Role of ${member.email}`} value={member.role}
-                      onChange={(e) => act(async () => { await patch(`${path}/${member.user_id}`, { role: e.currentTarget.value }); members.reload(); })}>
-                      {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+                    <select
+                      aria-label={`Role of ${member.email}`}
+                      value={member.role}
+                      onChange={(e) =>
+                        act(async () => {
+                          await patch(`${path}/${member.user_id}`, { role: e.currentTarget.value });
+                          members.reload();
+                        })
+                      }
+                    >
+                      {ROLES.map((r) => (
+                        <option key={r} value={r}>
+                          {r}
+                        </option>
+                      ))}
                     </select>
                   </td>
                   <td>{f.dateTime(member.created_at)}</td>
-                  <td><button type="button" class="danger" onClick={() => confirm(`Remove ${member.email}?`) && act(async () => { await del(`${path}/${member.user_id}`); members.reload(); })}>Remove</button></td>
+                  <td>
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() =>
+                        confirm(`Remove ${member.email}?`) &&
+                        act(async () => {
+                          await del(`${path}/${member.user_id}`);
+                          members.reload();
+                        })
+                      }
+                    >
+                      Remove
+                    </button>
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -113,11 +187,21 @@ export function MembersPage({ params }: PageProps) {
         )}
       </Show>
       <form class="panel inline" onSubmit={add}>
-        <Field label="Add a registered user by e-mail"><input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} /></Field>
-        <Field label="Role">
-          <select value={role} onChange={(e) => setRole(e.currentTarget.value as Member['role'])}>{ROLES.map((r) => <option key={r} value={r}>{r}</option>)}</select>
+        <Field label="Add a registered user by e-mail">
+          <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
         </Field>
-        <button type="submit" class="primary">Add member</button>
+        <Field label="Role">
+          <select value={role} onChange={(e) => setRole(e.currentTarget.value as Member['role'])}>
+            {ROLES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <button type="submit" class="primary">
+          Add member
+        </button>
       </form>
       {error && <ErrorNote error={error} />}
     </>

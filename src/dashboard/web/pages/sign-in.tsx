@@ -18,7 +18,11 @@ export function SignInPage({ signedIn }: { signedIn: (profile: Profile) => void 
       const result = await post<Profile>(`/auth/${mode}`, { email, password });
       signedIn({ user: result.user, organizations: result.organizations });
     } catch (failure) {
-      setError(failure instanceof ApiError && failure.details.length > 0 ? new Error(failure.details.map((d) => `${d.path}: ${d.message}`).join('; ')) : (failure as Error));
+      setError(
+        failure instanceof ApiError && failure.details.length > 0
+          ? new Error(failure.details.map((d) => `${d.path}: ${d.message}`).join('; '))
+          : (failure as Error),
+      );
     } finally {
       setBusy(false);
     }
@@ -27,13 +31,34 @@ export function SignInPage({ signedIn }: { signedIn: (profile: Profile) => void 
     <main class="center">
       <form class="panel sign-in" onSubmit={submit}>
         <h1>runwatch</h1>
-        <p class="muted">{mode === 'login' ? 'Sign in to see your agents.' : 'Create an account; your first organization comes with it.'}</p>
-        <Field label="E-mail"><input type="email" autoComplete="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} /></Field>
+        <p class="muted">
+          {mode === 'login'
+            ? 'Sign in to see your agents.'
+            : 'Create an account; your first organization comes with it.'}
+        </p>
+        <Field label="E-mail">
+          <input
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
+        </Field>
         <Field label="Password">
-          <input type="password" autoComplete={mode === 'login' ? 'current-password' : 'new-password'} required minLength={8} value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            autoComplete={mode === 'login' ? 'current-password' : 'new-password'}
+            required
+            minLength={8}
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </Field>
         {error && <ErrorNote error={error} />}
-        <button type="submit" class="primary" disabled={busy}>{mode === 'login' ? 'Sign in' : 'Register'}</button>
+        <button type="submit" class="primary" disabled={busy}>
+          {mode === 'login' ? 'Sign in' : 'Register'}
+        </button>
         <button type="button" class="link" onClick={() => setMode(mode === 'login' ? 'register' : 'login')}>
           {mode === 'login' ? 'No account yet? Register' : 'Have an account? Sign in'}
         </button>
