@@ -1,7 +1,7 @@
 // Request schemas of the alert endpoints, and the resolution of a rule payload into a complete, valid definition.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { invalidFields, validationError, type ErrorDetail } from '../http/errors';
+import { invalidFields, validationError, type ErrorDetail } from '../errors';
 import { pagingFields, storedText } from '../http/schemas';
 import {
   CHANNELS,

@@ -2,7 +2,7 @@
 // history, and the preview of a draft rule against the live data.
 import type { Clock } from '../clock';
 import type { PostgresStore, Sql } from '../db/postgres';
-import { AppError, invalidFields, notFound } from '../http/errors';
+import { AppError, invalidFields, notFound } from '../errors';
 import type { AggregateSignal, SignalReading, SignalReadings, SignalScope } from '../reports/signals';
 import { nextEventId as nextId, recordResolution } from './episodes';
 import {

@@ -1,7 +1,7 @@
 // Refuses notification URLs that point into private networks (WEBHOOK_DENY_PRIVATE): at rule creation and at delivery.
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 
 /** A URL that is not http(s), or whose host is (or resolves to) a private, loopback or otherwise internal address. */
 export class UnsafeUrlError extends AppError {

@@ -2,7 +2,7 @@
 import type { Request } from 'express';
 import type { Clock } from '../clock';
 import type { PostgresStore } from '../db/postgres';
-import { forbidden, notFound, unauthenticated } from '../http/errors';
+import { forbidden, notFound, unauthenticated } from '../errors';
 import type { Authenticator, KeyCaller, Role, UserCaller } from '../http/route';
 import { API_KEY_PATTERN, hashApiKey } from './api-keys';
 import * as q from './queries';

@@ -2,7 +2,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { tooManyRequests } from '../http/errors';
+import { tooManyRequests } from '../errors';
 import { RateLimiter } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { displayName, email, text, timestampOut, uuid } from '../http/schemas';

@@ -1,7 +1,7 @@
 // Accounts and sessions: register, log in, log out, and who am I.
 import type { Clock } from '../clock';
 import type { PostgresStore } from '../db/postgres';
-import { conflict, tooManyRequests, unauthenticated } from '../http/errors';
+import { conflict, tooManyRequests, unauthenticated } from '../errors';
 import { RateLimiter } from '../http/rate-limit';
 import { toNullableTimestamp, toTimestamp } from '../http/schemas';
 import { uuidv7 } from '../ids';

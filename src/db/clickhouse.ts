@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
-import { AppError, StoreUnavailableError } from '../http/errors';
+import { AppError, StoreUnavailableError } from '../errors';
 
 export interface QueryLimits {
   maxExecutionSeconds: number;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { AppError, StoreUnavailableError } from '../http/errors';
+import { AppError, StoreUnavailableError } from '../errors';
 import { copyTemplate } from './pglite-template';
 
 export interface Sql {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../config';
 import type { Stores } from '../db/stores';
-import { AppError, StoreUnavailableError } from './errors';
+import { AppError, StoreUnavailableError } from '../errors';
 import { defineRoute } from './route';
 import { count } from './schemas';
 

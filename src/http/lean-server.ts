@@ -12,7 +12,8 @@ import {
 import querystring from 'node:querystring';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { AppError, errorBody, malformedJson, payloadTooLarge, toAppError } from './errors';
+import { AppError, malformedJson, payloadTooLarge } from '../errors';
+import { errorBody, toAppError } from './errors';
 import { assignRequestId, logLevelFor } from './request-log';
 import { codecMediaType, hasBody, runRoute, type MountOptions, type RouteDefinition } from './route';
 

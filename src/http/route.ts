@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { AppError, validationError } from './errors';
+import { AppError, validationError } from '../errors';
 
 export type Role = 'viewer' | 'member' | 'admin';
 

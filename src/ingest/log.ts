@@ -8,7 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Logger } from 'pino';
-import { StoreUnavailableError } from '../http/errors';
+import { StoreUnavailableError } from '../errors';
 
 /** length (4 bytes) and CRC-32 of the payload (4 bytes), then the payload. */
 const FRAME_HEADER_BYTES = 8;

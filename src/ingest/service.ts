@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
-import { AppError, conflict, invalidFields, notFound, validationError } from '../http/errors';
+import { AppError, conflict, invalidFields, notFound, validationError } from '../errors';
 import { uuidv7 } from '../ids';
 import type { PriceTable } from '../pricing/prices';
 import {

@@ -3,7 +3,7 @@
 // ClickHouse with server-side batching (async_insert), for stateless instances.
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { StoreUnavailableError } from '../http/errors';
+import { StoreUnavailableError } from '../errors';
 import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import type { StepRow } from '../runs/model';
 import type { LatestRunRow, RunKey } from '../runs/store';

@@ -1,6 +1,6 @@
 // Organizations and memberships: who belongs where, with which role; an organization always keeps an admin.
 import type { PostgresStore, Sql } from '../db/postgres';
-import { conflict, notFound } from '../http/errors';
+import { conflict, notFound } from '../errors';
 import type { Role } from '../http/route';
 import { toTimestamp } from '../http/schemas';
 import { uuidv7 } from '../ids';

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import { z } from 'zod';
-import { invalidFields, malformedJson } from '../http/errors';
+import { invalidFields, malformedJson } from '../errors';
 
 const PROTO_DIR = path.resolve(__dirname, '..', '..', 'schema', 'otlp');
 

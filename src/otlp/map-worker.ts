@@ -2,7 +2,8 @@
 // mapped export or the error it is answered with (an AppError's fields: a 400 travels as a 400; a bug as a 500,
 // with its stack for the pool's log).
 import { parentPort } from 'node:worker_threads';
-import { AppError, toAppError } from '../http/errors';
+import { AppError } from '../errors';
+import { toAppError } from '../http/errors';
 import { mapExport, type MappedExport } from './mapping';
 
 export interface MapRequest {

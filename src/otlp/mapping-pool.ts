@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import type { MapAnswer, MapRequest } from './map-worker';
 import { mapExport, type MappedExport } from './mapping';
 

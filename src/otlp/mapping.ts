@@ -1,6 +1,6 @@
 // An export's body to the spans runs and steps are made of, by trace: decoded, validated with the route's zod
 // schema, mapped (genai.ts). A pure function of the body: it runs in a worker thread (mapping-pool.ts).
-import { validationError } from '../http/errors';
+import { validationError } from '../errors';
 import { decodeBody, exportTraceRequest } from './decode';
 import { mapSpan, serviceOf, type TraceSpan } from './genai';
 

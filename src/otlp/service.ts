@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
-import { StoreUnavailableError } from '../http/errors';
+import { StoreUnavailableError } from '../errors';
 import { finishedRowOf, liveRowOf, nextVersion, toStepRow, totalsOf } from '../ingest/derive';
 import type { LoopThresholds } from '../ingest/loops';
 import type { TraceRow } from '../ingest/records';

@@ -1,7 +1,7 @@
 // Projects of an organization and the API keys through which their agents report.
 import { generateApiKey, hashApiKey } from '../auth/api-keys';
 import type { PostgresStore } from '../db/postgres';
-import { conflict, notFound } from '../http/errors';
+import { conflict, notFound } from '../errors';
 import { toNullableTimestamp, toTimestamp } from '../http/schemas';
 import { uuidv7 } from '../ids';
 import * as q from './queries';

@@ -1,7 +1,7 @@
 // The report logic (contract section 5): resolves windows, runs the report queries, shapes their rows. No HTTP here.
 import type { Clock } from '../clock';
 import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { STORABLE_TIMES } from '../http/schemas';
 import { toRun, type FinishedRunRow, type Run, type RunColumns, type RunStatus } from '../runs/model';
 import type { RetainedFrom } from '../retention/cutoffs';

@@ -1,6 +1,6 @@
 // HTTP declarations for reading back one run and its steps.
 import { z } from 'zod';
-import { notFound } from '../http/errors';
+import { notFound } from '../errors';
 import { defineRoute } from '../http/route';
 import { pathParams, timestamp } from '../http/schemas';
 import { runSchema, stepOutSchema, toRun, toStep } from './model';

@@ -3,7 +3,7 @@
 // statement or a unique violation is not. On the Postgres server: PGlite has no statement timeout (its full disk is
 // test/process/full-disk.test.ts).
 import os from 'node:os';
-import { StoreUnavailableError } from '../../src/http/errors';
+import { StoreUnavailableError } from '../../src/errors';
 import { openPostgres, type PostgresStore } from '../../src/db/postgres';
 
 const url = process.env.DATABASE_URL;

@@ -1,7 +1,7 @@
 // The pool that decodes and maps OTLP exports in worker threads: answers, errors as the HTTP errors they are, and a
 // worker that dies failing only what it held (retryable) before it is replaced.
 import pino from 'pino';
-import { AppError } from '../../src/http/errors';
+import { AppError } from '../../src/errors';
 import { MappingPool } from '../../src/otlp/mapping-pool';
 
 const log = pino({ level: 'silent' });
