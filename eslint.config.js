@@ -12,6 +12,15 @@ module.exports = tseslint.config(
     plugins: { '@stylistic': stylistic },
     rules: {
       '@stylistic/max-len': ['error', { code: 120, ignoreUrls: false }],
+      // Leaving keys out of an object by destructuring the rest names them without using them.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
     },
+  },
+  {
+    // The root configuration files are CommonJS (package.json has no "type": "module"): `require` is how they load
+    // their plugins, and `module.exports` how they answer.
+    files: ['*.js'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

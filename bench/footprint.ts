@@ -81,11 +81,13 @@ async function main(): Promise<void> {
 
   console.log(`\nfootprint on an empty DATA_DIR (load average before: ${loadBefore.toFixed(1)})`);
   console.log(
-    `start     /healthz 200 after ${healthzSeconds.toFixed(2)} s, /readyz 200 after ${readyzSeconds.toFixed(2)} s   (goal ≤ ${GOALS.startSeconds} s)`,
+    `start     /healthz 200 after ${healthzSeconds.toFixed(2)} s, /readyz 200 after ${readyzSeconds.toFixed(2)} s` +
+      `   (goal ≤ ${GOALS.startSeconds} s)`,
   );
   console.log(`idle      ${formatMemory(idle)}   (goal ≤ ${GOALS.idleMiB} MiB)`);
   console.log(
-    `${RUNS} runs and a summary   ${formatMemory(loaded)}, peak ${loaded.peak.toFixed(0)} MiB   (goal ≤ ${GOALS.loadedMiB} MiB)`,
+    `${RUNS} runs and a summary   ${formatMemory(loaded)}, peak ${loaded.peak.toFixed(0)} MiB` +
+      `   (goal ≤ ${GOALS.loadedMiB} MiB)`,
   );
   console.log(`stop      SIGTERM to exit ${stopSeconds.toFixed(2)} s   (goal ≤ ${GOALS.stopSeconds} s)`);
 }

@@ -128,7 +128,7 @@ const batchRequest = (key: string, body: string): Load => ({
   body,
 });
 
-/** The bare server under the starts' load, and under the OTLP exports' (the same bodies, answered without reading them). */
+/** The bare server under the starts' load, and under the OTLP exports' (the same bodies, answered unread). */
 async function measureCeilings(otlp: ReturnType<typeof otlpExport>): Promise<{ ceiling: Figure; otlpCeiling: Figure }> {
   const bare = await startProcess(['-e', BARE_SERVER], {}, 18_080, '/');
   try {
@@ -237,7 +237,9 @@ async function measureEngine(dataDir: string, items: readonly WholeRunItem[]): P
     thresholds: loadConfig({}).loopThresholds,
   });
   return {
-    name: `engine alone: bulk insert of the batch's rows, ${ENGINE_CHUNK_RUNS.toLocaleString('en-US')} runs an insert (bench process)`,
+    name:
+      `engine alone: bulk insert of the batch's rows, ` +
+      `${ENGINE_CHUNK_RUNS.toLocaleString('en-US')} runs an insert (bench process)`,
     runsPerSecond: engine.runsPerSecond,
     requestsPerSecond: undefined,
     p50: undefined,
@@ -252,8 +254,11 @@ function printEndToEnd(detail: EndToEndFigure): void {
   const runs = (value: number) => value.toLocaleString('en-US');
   const counted =
     detail.counted >= detail.acknowledged
-      ? `the summary counted all of them at ${detail.countedAt.toFixed(1)} s (${(detail.countedAt - detail.acknowledgedAt).toFixed(1)} s after the last acknowledgement, ${detail.summaryCalls} summary calls)`
-      : `the summary counted only ${runs(detail.counted)} after ${END_TO_END_TIMEOUT_SECONDS} s more (${detail.summaryCalls} calls): no end-to-end figure`;
+      ? `the summary counted all of them at ${detail.countedAt.toFixed(1)} s ` +
+        `(${(detail.countedAt - detail.acknowledgedAt).toFixed(1)} s after the last acknowledgement, ` +
+        `${detail.summaryCalls} summary calls)`
+      : `the summary counted only ${runs(detail.counted)} after ${END_TO_END_TIMEOUT_SECONDS} s more ` +
+        `(${detail.summaryCalls} calls): no end-to-end figure`;
   console.log(
     `\nbatch end to end: ${runs(detail.acknowledged)} runs acknowledged in ${detail.acknowledgedAt.toFixed(1)} s ` +
       `(${CONNECTIONS} batches in flight, ${detail.failures} failed); ${counted}`,

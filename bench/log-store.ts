@@ -58,7 +58,8 @@ function runStartPayload(): Buffer {
         finished: 0,
         agent_name: 'support-triage-agent',
         input:
-          'Summarise ticket #48213 for the on-call engineer: the customer cannot export invoices as PDF since the last release.',
+          'Summarise ticket #48213 for the on-call engineer: ' +
+          'the customer cannot export invoices as PDF since the last release.',
         metadata: [1, 4, 17, 42, 1024],
         loop_detected: false,
         loop_step_index: null,
@@ -271,7 +272,7 @@ interface DrainFigure {
   cores: number;
 }
 
-/** Fills the store with DRAIN_RECORDS records (not timed: all appended at once), then reads them back and deletes them. */
+/** Fills the store with DRAIN_RECORDS records (not timed: all appended at once), then reads them back, deletes them. */
 async function drainRound(store: Store, payload: Buffer): Promise<Omit<DrainFigure, 'candidate'>> {
   await Promise.all(Array.from({ length: DRAIN_RECORDS }, () => store.append(payload)));
   const read = await measured(() => store.readAll());
@@ -325,24 +326,36 @@ const ms = (value: number) => (value < 10 ? value.toFixed(2) : value.toFixed(1))
 
 function printAppends(figures: AppendFigure[]): void {
   console.log(
-    `\n### Durable appends: ${ROUNDS} spans of ${SECONDS} s per row, taking turns, after a ${WARM_UP_SECONDS} s warm-up\n`,
+    `\n### Durable appends: ${ROUNDS} spans of ${SECONDS} s per row, taking turns, ` +
+      `after a ${WARM_UP_SECONDS} s warm-up\n`,
   );
   console.log(
-    '| candidate | writers | appends/s (median) | range | p50 ack ms | p99 ack ms | CPU cores (JS thread) | CPU µs / append | load before (max) |',
+    '| candidate | writers | appends/s (median) | range | p50 ack ms | p99 ack ms | CPU cores (JS thread) ' +
+      '| CPU µs / append | load before (max) |',
   );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const f of figures) {
     const perAppend = (f.cores * 1e6) / f.perSecond;
     const range = `${count(f.range[0])}–${count(f.range[1])}`;
-    console.log(
-      `| ${f.candidate} | ${f.writers} | ${count(f.perSecond)} | ${range} | ${ms(f.p50)} | ${ms(f.p99)} | ${f.cores.toFixed(2)} (${f.jsCores.toFixed(2)}) | ${count(perAppend)} | ${f.loadBefore.toFixed(2)} |`,
-    );
+    const cells = [
+      f.candidate,
+      f.writers,
+      count(f.perSecond),
+      range,
+      ms(f.p50),
+      ms(f.p99),
+      `${f.cores.toFixed(2)} (${f.jsCores.toFixed(2)})`,
+      count(perAppend),
+      f.loadBefore.toFixed(2),
+    ];
+    console.log(`| ${cells.join(' | ')} |`);
   }
 }
 
 function printDrains(figures: DrainFigure[]): void {
   console.log(
-    `\n### The flusher's side: ${count(DRAIN_RECORDS)} records read back in order, then deleted (median of ${DRAIN_ROUNDS})\n`,
+    `\n### The flusher's side: ${count(DRAIN_RECORDS)} records read back in order, then deleted ` +
+      `(median of ${DRAIN_ROUNDS})\n`,
   );
   console.log('| candidate | read ms | delete ms | total ms | CPU cores |');
   console.log('|---|---:|---:|---:|---:|');
@@ -363,10 +376,11 @@ async function main(): Promise<void> {
   ) as { version: string };
   console.log(`## bench:log-store — ${new Date().toISOString()}, ${os.cpus().length} cores, Node ${process.version}`);
   console.log(
-    `lmdb ${lmdbPackage.version} (${lmdbNative.versionString}); record ${payload.length} bytes (a run start, encodeWrite); load average ${os
-      .loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
+    `lmdb ${lmdbPackage.version} (${lmdbNative.versionString}); record ${payload.length} bytes ` +
+      `(a run start, encodeWrite); load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
   );
 
   const appends: AppendFigure[] = [];

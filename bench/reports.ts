@@ -110,9 +110,8 @@ const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1
 
 function printTable(title: string, rows: readonly Timing[], withRuns = false) {
   process.stdout.write(`\n${title}\n`);
-  process.stdout.write(
-    `  ${'case'.padEnd(52)}${withRuns ? 'runs read'.padStart(12) : ''}${'p50 ms'.padStart(8)}${'p95 ms'.padStart(8)}${'min ms'.padStart(8)}${'cpu ms'.padStart(8)}\n`,
-  );
+  const figureHeads = ['p50 ms', 'p95 ms', 'min ms', 'cpu ms'].map((head) => head.padStart(8)).join('');
+  process.stdout.write(`  ${'case'.padEnd(52)}${withRuns ? 'runs read'.padStart(12) : ''}${figureHeads}\n`);
   for (const row of rows) {
     const runs = withRuns ? (row.runs ?? 0).toLocaleString('en-US').padStart(12) : '';
     process.stdout.write(
@@ -169,7 +168,8 @@ async function prepare() {
   }
   counts ??= await countDataset(stores.ch, state.projectId);
   log(
-    `data set: ${counts.finished.toLocaleString('en-US')} finished runs, ${counts.running.toLocaleString('en-US')} running, ` +
+    `data set: ${counts.finished.toLocaleString('en-US')} finished runs, ` +
+      `${counts.running.toLocaleString('en-US')} running, ` +
       `${counts.liveRuns.toLocaleString('en-US')} runs in live_runs (${counts.liveRows.toLocaleString('en-US')} rows)`,
   );
   return { stores, state, baseUrl, close, limits: config.reportLimits };
@@ -287,23 +287,27 @@ async function main() {
 
   process.stdout.write(
     `\nreports benchmark — ${RUNS.toLocaleString('en-US')} runs over 60 days, 50 agents; ${os.cpus().length} cores; ` +
-      `${CALLS} timed calls per case after warm-up, through HTTP on loopback unless noted; cpu = process CPU time per call (p50)\n`,
+      `${CALLS} timed calls per case after warm-up, through HTTP on loopback unless noted; ` +
+      `cpu = process CPU time per call (p50)\n`,
   );
   printTable('steady state: live_runs as its cleanup merges leave it (the running runs)', steady);
   printTable('summary by window size (runs read = current + previous window)', scaling, true);
   printTable("the dashboard overview's calls, per window of its picker (a session, as the page sends them)", overview);
   if (reference) {
-    printTable(
-      `Postgres ${PG_CALLS} calls each (percentile_cont; same rows; ${reference.agrees ? 'results agree with ClickHouse' : 'RESULTS DIFFER FROM CLICKHOUSE'})`,
-      [reference.summary, reference.health],
-    );
+    const agreement = reference.agrees ? 'results agree with ClickHouse' : 'RESULTS DIFFER FROM CLICKHOUSE';
+    printTable(`Postgres ${PG_CALLS} calls each (percentile_cont; same rows; ${agreement})`, [
+      reference.summary,
+      reference.health,
+    ]);
     const speedup = (pgTiming: Timing, chTiming: Timing) => (pgTiming.p50 / chTiming.p50).toFixed(1);
     process.stdout.write(
-      `\n  Postgres / ClickHouse (p50): summary ${speedup(reference.summary, steady[0])}×, health ${speedup(reference.health, steady[1])}×\n`,
+      `\n  Postgres / ClickHouse (p50): summary ${speedup(reference.summary, steady[0])}×, ` +
+        `health ${speedup(reference.health, steady[1])}×\n`,
     );
   }
   const goal = (label: string, value: number, limit: number) =>
-    `  ${label.padEnd(40)} ${value.toFixed(0).padStart(6)} ms  (goal ≤ ${limit} ms: ${value <= limit ? 'met' : 'missed'})\n`;
+    `  ${label.padEnd(40)} ${value.toFixed(0).padStart(6)} ms  ` +
+    `(goal ≤ ${limit} ms: ${value <= limit ? 'met' : 'missed'})\n`;
   process.stdout.write('\ngoals (steady state)\n');
   process.stdout.write(
     goal('summary p95', steady[0].p95, 300) +
@@ -314,7 +318,8 @@ async function main() {
       goal('overview, slowest call p95', Math.max(...overview.map((timing) => timing.p95)), 300),
   );
   process.stdout.write(
-    `\nload average at the end: ${loadAverage()} (other processes on this machine compete for its ${os.cpus().length} cores)\n`,
+    `\nload average at the end: ${loadAverage()} ` +
+      `(other processes on this machine compete for its ${os.cpus().length} cores)\n`,
   );
   log('done');
 }

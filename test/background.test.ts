@@ -3,7 +3,7 @@ import { mapLimited, runEvery } from '../src/background';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-it('runs at once, again after each interval, never two runs at a time; a failure is reported and the job goes on', async () => {
+it('runs at once, then after each interval, never two at a time; a failure is reported and it goes on', async () => {
   let active = 0;
   let most = 0;
   let runs = 0;

@@ -33,7 +33,10 @@ export interface EndToEndFigure {
   usage: Usage;
 }
 
-/** Sends the batches, `concurrency` at a time; resolves with the runs acknowledged, the failures and each request's latency. */
+/**
+ * Sends the batches, `concurrency` at a time; resolves with the runs acknowledged, the failures and each request's
+ * latency.
+ */
 async function sendBatches(url: string, { key, body, batches, concurrency }: EndToEndOptions) {
   const latencies: number[] = [];
   let sent = 0;

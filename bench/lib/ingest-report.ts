@@ -59,10 +59,12 @@ function row(figure: Figure, ceiling: Figure): string {
 
 export function printTable(figures: readonly Figure[], run: { connections: number; seconds: number }): void {
   console.log(
-    `\nmachine: ${os.cpus().length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB; node ${process.version}; ${run.connections} connections, ${run.seconds}s each`,
+    `\nmachine: ${os.cpus().length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB; node ${process.version}; ` +
+      `${run.connections} connections, ${run.seconds}s each`,
   );
   console.log(
-    '| scenario | runs/s | requests/s | p50 ms | p99 ms | RSS MiB | cores: JS thread | cores: engine + other threads | engine parts/min | vs ceiling (req/s) | load before | failures |',
+    '| scenario | runs/s | requests/s | p50 ms | p99 ms | RSS MiB | cores: JS thread | cores: engine + other threads ' +
+      '| engine parts/min | vs ceiling (req/s) | load before | failures |',
   );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const figure of figures) console.log(row(figure, figures[0]));
@@ -96,20 +98,23 @@ export function printGoals({
   const engineText = `the engine's bulk insert ${count(engine.runsPerSecond)} runs/s`;
   const startsP99 = starts.p99 ?? Infinity;
   console.log('\nGoals:');
+  const startRate = requestsPerSecond(starts);
   console.log(
-    `${ratioLine('run start', `${count(requestsPerSecond(starts))} req/s`, ceilingText, requestsPerSecond(starts) / ceilingRate, 0.5)};` +
+    `${ratioLine('run start', `${count(startRate)} req/s`, ceilingText, startRate / ceilingRate, 0.5)};` +
       ` p99 ${count(startsP99)} ms (goal ≤ 10 ms: ${verdict(startsP99 <= 10)})`,
   );
   const pairsP99 = pairs.p99 ?? Infinity;
+  const pairRate = pairs.runsPerSecond;
   console.log(
-    `${ratioLine('start + finish', `${count(pairs.runsPerSecond)} runs/s`, ceilingText, pairs.runsPerSecond / ceilingRate, 0.25)};` +
+    `${ratioLine('start + finish', `${count(pairRate)} runs/s`, ceilingText, pairRate / ceilingRate, 0.25)};` +
       ` p99 ${count(pairsP99)} ms (goal ≤ 15 ms: ${verdict(pairsP99 <= 15)})`,
   );
   // The JavaScript thread's CPU per start: what the event loop spends on one, HTTP included.
   const startMicros = (starts.usage.mainCores / requestsPerSecond(starts)) * 1e6;
   const ceilingMicros = (ceiling.usage.mainCores / ceilingRate) * 1e6;
   console.log(
-    `- run start, JavaScript thread: ${startMicros.toFixed(0)} µs a start vs ${ceilingMicros.toFixed(0)} µs a request for the ceiling`,
+    `- run start, JavaScript thread: ${startMicros.toFixed(0)} µs a start ` +
+      `vs ${ceilingMicros.toFixed(0)} µs a request for the ceiling`,
   );
   console.log(
     ratioLine(

@@ -1,6 +1,7 @@
 // OTLP export bodies for the benchmark: traces of one invoke_agent span and five GenAI children, protobuf-encoded with
-// the official definitions (schema/otlp), as the service decodes them. A body is encoded once; each request gets fresh trace ids, written over
-// the template's in place (ids are fixed-length bytes), so every request is new traces and never a re-export.
+// the official definitions (schema/otlp), as the service decodes them. A body is encoded once; each request gets fresh
+// trace ids, written over the template's in place (ids are fixed-length bytes), so every request is new traces and
+// never a re-export.
 import { randomBytes } from 'node:crypto';
 import { otlpMessages } from '../../src/otlp/decode';
 

@@ -10,12 +10,14 @@ const DDL = [
   `CREATE SCHEMA ${SCHEMA}`,
   // Only the columns the reports read: narrower rows than ClickHouse's, which favours Postgres.
   `CREATE UNLOGGED TABLE ${SCHEMA}.runs (
-     project_id uuid NOT NULL, timestamp timestamptz NOT NULL, id uuid NOT NULL, agent_name text NOT NULL, status text NOT NULL,
-     duration_ms bigint NOT NULL, loop_detected boolean NOT NULL, total_steps integer NOT NULL, total_tokens bigint NOT NULL,
-     total_cost_usd double precision NOT NULL, tool_calls integer NOT NULL, tool_names text[] NOT NULL)`,
+     project_id uuid NOT NULL, timestamp timestamptz NOT NULL, id uuid NOT NULL,
+     agent_name text NOT NULL, status text NOT NULL, duration_ms bigint NOT NULL, loop_detected boolean NOT NULL,
+     total_steps integer NOT NULL, total_tokens bigint NOT NULL, total_cost_usd double precision NOT NULL,
+     tool_calls integer NOT NULL, tool_names text[] NOT NULL)`,
   `CREATE UNLOGGED TABLE ${SCHEMA}.live_runs (
-     project_id uuid NOT NULL, timestamp timestamptz NOT NULL, id uuid NOT NULL, version bigint NOT NULL, agent_name text NOT NULL,
-     loop_detected boolean NOT NULL, total_steps integer NOT NULL, total_tokens bigint NOT NULL, total_cost_usd double precision NOT NULL,
+     project_id uuid NOT NULL, timestamp timestamptz NOT NULL, id uuid NOT NULL, version bigint NOT NULL,
+     agent_name text NOT NULL, loop_detected boolean NOT NULL,
+     total_steps integer NOT NULL, total_tokens bigint NOT NULL, total_cost_usd double precision NOT NULL,
      tool_calls integer NOT NULL, tool_names text[] NOT NULL)`,
 ];
 
@@ -34,10 +36,12 @@ const WINDOW_RUNS = `
   FROM ${SCHEMA}.runs r
   WHERE r.project_id = $1 AND r.timestamp >= $2 AND r.timestamp < $4
   UNION ALL
-  SELECT l.timestamp, l.agent_name, false, false, l.loop_detected, l.total_cost_usd, l.total_tokens, 0, l.total_steps, l.tool_calls, l.tool_names
+  SELECT l.timestamp, l.agent_name, false, false, l.loop_detected,
+         l.total_cost_usd, l.total_tokens, 0, l.total_steps, l.tool_calls, l.tool_names
   FROM (SELECT DISTINCT ON (timestamp, id) * FROM ${SCHEMA}.live_runs
         WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $4 ORDER BY timestamp, id, version DESC) l
-  WHERE NOT EXISTS (SELECT 1 FROM ${SCHEMA}.runs f WHERE f.project_id = $1 AND f.timestamp = l.timestamp AND f.id = l.id)`;
+  WHERE NOT EXISTS (
+    SELECT 1 FROM ${SCHEMA}.runs f WHERE f.project_id = $1 AND f.timestamp = l.timestamp AND f.id = l.id)`;
 
 const ratio = (part: string, whole: string) => `CASE WHEN ${whole} = 0 THEN 0 ELSE ${part}::float8 / ${whole} END`;
 const FINISHED = 'count(*) FILTER (WHERE finished)';
@@ -56,7 +60,8 @@ export const PG_SUMMARY = `
   measures AS (
     SELECT timestamp >= $3 AS is_current,
            ${HEALTH_MEASURES},
-           coalesce(percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE finished), ARRAY[0, 0, 0]) AS durations,
+           coalesce(percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE finished),
+                    ARRAY[0, 0, 0]) AS durations,
            sum(total_steps) AS total_steps,
            sum(tool_calls) AS total_tool_calls,
            count(DISTINCT agent_name) AS unique_agents

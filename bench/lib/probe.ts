@@ -1,4 +1,5 @@
-// What a process used over a measured span: its cores (JavaScript thread, other threads) and its engine's inserted parts.
+// What a process used over a measured span: its cores (JavaScript thread, other threads) and its engine's inserted
+// parts.
 import os from 'node:os';
 import { blocksNumbered } from './engine-parts';
 

@@ -13,16 +13,13 @@ export interface DatasetShape {
 }
 
 // 50 agents, skewed like real fleets (a few busy, a long tail), and a pool of 40 tools.
+const AGENT_ROLES = ['support', 'research', 'coding', 'triage', 'billing', 'sales', 'ops', 'docs', 'qa', 'data'];
 export const AGENTS = Array.from(
   { length: 50 },
-  (_, i) =>
-    `${['support', 'research', 'coding', 'triage', 'billing', 'sales', 'ops', 'docs', 'qa', 'data'][i % 10]}-agent-${String(Math.floor(i / 10) + 1)}`,
+  (_, i) => `${AGENT_ROLES[i % 10]}-agent-${String(Math.floor(i / 10) + 1)}`,
 );
-const TOOLS = Array.from(
-  { length: 40 },
-  (_, i) =>
-    `${['search', 'read_file', 'write_file', 'http_get', 'sql_query', 'run_tests', 'send_email', 'browse'][i % 8]}${i < 8 ? '' : `_v${Math.floor(i / 8)}`}`,
-);
+const TOOL_KINDS = ['search', 'read_file', 'write_file', 'http_get', 'sql_query', 'run_tests', 'send_email', 'browse'];
+const TOOLS = Array.from({ length: 40 }, (_, i) => `${TOOL_KINDS[i % 8]}${i < 8 ? '' : `_v${Math.floor(i / 8)}`}`);
 const TASKS = [
   'Summarize the customer conversation and propose a reply',
   'Find the root cause of the failing nightly build and open a fix',
@@ -46,7 +43,8 @@ const POPULATION = `
     {start_ms:Int64} + intDiv(number * {span_ms:Int64}, {n:UInt64}) AS ts_ms,
     toUInt32(floor(50 * pow(${uniform(1)}, 2.2))) AS agent_k,
     ${uniform(2)} AS u_status,
-    multiIf(u_status < 0.87, 'completed', u_status < 0.93, 'failed', u_status < 0.96, 'timed_out', u_status < 0.995, 'cancelled', 'abandoned') AS status,
+    multiIf(u_status < 0.87, 'completed', u_status < 0.93, 'failed', u_status < 0.96, 'timed_out',
+            u_status < 0.995, 'cancelled', 'abandoned') AS status,
     multiIf(status = 'timed_out', 600000, status = 'abandoned', 86400000,
             least(toUInt64(exp(log(3000 + 1500 * (agent_k % 9)) + 1.1 * ${normal(3)})), 3600000)) AS duration,
     ts_ms + duration AS finished_ms,
@@ -54,28 +52,52 @@ const POPULATION = `
     ${uniform(5)} < 0.03 AS is_loop,
     least(200, 1 + toUInt32(exp(1.6 + 0.8 * ${normal(6)}))) AS steps,
     toUInt32(steps * (0.3 + 0.3 * ${uniform(8)})) AS tools_used,
-    arrayDistinct(arrayMap(j -> {tools:Array(String)}[1 + (agent_k * 3 + (cityHash64(number, 9) + j * 13) % 8) % 40], range(least(tools_used, 4)))) AS tool_set,
+    arrayDistinct(arrayMap(j -> {tools:Array(String)}[1 + (agent_k * 3 + (cityHash64(number, 9) + j * 13) % 8) % 40],
+                           range(least(tools_used, 4)))) AS tool_set,
     steps * (300 + cityHash64(number, 10) % 2500) AS tokens,
     round(tokens * [0.000002, 0.00001, 0.00003][1 + agent_k % 3], 6) AS cost,
     ${uniform(11)} < 0.6 OR is_running AS streamed,
-    concat(leftPad(lower(hex(cityHash64(number, 12))), 16, '0'), leftPad(lower(hex(cityHash64(number, 13))), 16, '0')) AS hx,
-    toUUID(concat(substring(hx, 1, 8), '-', substring(hx, 9, 4), '-4', substring(hx, 14, 3), '-', ['8', '9', 'a', 'b'][1 + cityHash64(number, 13) % 4],
-                  substring(hx, 18, 3), '-', substring(hx, 21, 12))) AS run_id
+    concat(leftPad(lower(hex(cityHash64(number, 12))), 16, '0'),
+           leftPad(lower(hex(cityHash64(number, 13))), 16, '0')) AS hx,
+    toUUID(concat(substring(hx, 1, 8), '-', substring(hx, 9, 4), '-4', substring(hx, 14, 3), '-',
+                  ['8', '9', 'a', 'b'][1 + cityHash64(number, 13) % 4], substring(hx, 18, 3), '-',
+                  substring(hx, 21, 12))) AS run_id
   FROM numbers({first:UInt64}, {count:UInt64})`;
 
+/** loop_detected and loop_step_index: a looping run loops at one of its steps. */
+const LOOP_COLUMNS = 'is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % steps), NULL)';
+
+/** A run's task, its input: a number and one of the `tasks` parameter's texts. */
+const TASK_INPUT = `concat('#', toString(number), ' ',
+                           {tasks:Array(String)}[1 + cityHash64(number, 14) % length({tasks:Array(String)})])`;
+
 const INSERT_FINISHED = `
-  INSERT INTO runs (project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output, termination_reason,
-                    termination_detail, loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names, metadata)
+  INSERT INTO runs (project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output,
+                    termination_reason, termination_detail, loop_detected, loop_step_index,
+                    total_steps, total_tokens, total_cost_usd, tool_calls, tool_names, metadata)
   SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, {agents:Array(String)}[1 + agent_k], status,
          fromUnixTimestamp64Milli(finished_ms, 'UTC'), duration,
-         concat('#', toString(number), ' ', {tasks:Array(String)}[1 + cityHash64(number, 14) % length({tasks:Array(String)})]),
-         if(status = 'completed', concat('Done. ', repeat('The result is attached. ', 1 + cityHash64(number, 15) % 6)), ''),
-         multiIf(status = 'completed', 'completed', status = 'failed', if(is_loop, 'loop_detected', 'error'), status = 'timed_out', 'timeout', status),
+         ${TASK_INPUT},
+         if(status = 'completed',
+            concat('Done. ', repeat('The result is attached. ', 1 + cityHash64(number, 15) % 6)), ''),
+         multiIf(status = 'completed', 'completed', status = 'failed', if(is_loop, 'loop_detected', 'error'),
+                 status = 'timed_out', 'timeout', status),
          if(status = 'failed', 'tool returned HTTP 500', ''),
-         is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % steps), NULL), steps, tokens, cost, tools_used, tool_set,
+         ${LOOP_COLUMNS}, steps, tokens, cost, tools_used, tool_set,
          if(cityHash64(number, 17) % 10 = 0, [toFloat64(agent_k), 0.5], [])
   FROM (${POPULATION})
   WHERE NOT is_running`;
+
+/** A live row's loop and totals: none at the start (version 0), about half (1), then all of them (2 and 3). */
+function liveProgress(version: 0 | 1 | 2 | 3): string {
+  if (version === 0) return 'false, NULL, 0, 0, 0, 0, []';
+  const totals =
+    version === 1
+      ? 'intDiv(steps + 1, 2), intDiv(tokens, 2), cost / 2, intDiv(tools_used, 2), arraySlice(tool_set, 1, 1)'
+      : 'steps, tokens, cost, tools_used, tool_set';
+  return `${LOOP_COLUMNS},
+         ${totals}`;
+}
 
 /**
  * Live rows as the streaming API leaves them: a start row (version 0), a row after the steps so far (version 1)
@@ -84,16 +106,12 @@ const INSERT_FINISHED = `
  * TTL drops a day.
  */
 const insertLive = (version: 0 | 1 | 2 | 3) => `
-  INSERT INTO live_runs (project_id, timestamp, id, version, finished, agent_name, input, metadata, loop_detected, loop_step_index,
+  INSERT INTO live_runs (project_id, timestamp, id, version, finished, agent_name, input, metadata,
+                         loop_detected, loop_step_index,
                          total_steps, total_tokens, total_cost_usd, tool_calls, tool_names)
-  SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, ${version}, ${version === 3 ? 1 : 0}, {agents:Array(String)}[1 + agent_k],
-         concat('#', toString(number), ' ', {tasks:Array(String)}[1 + cityHash64(number, 14) % length({tasks:Array(String)})]), [],
-         ${
-           version === 0
-             ? 'false, NULL, 0, 0, 0, 0, []'
-             : `is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % steps), NULL),
-         ${version === 1 ? 'intDiv(steps + 1, 2), intDiv(tokens, 2), cost / 2, intDiv(tools_used, 2), arraySlice(tool_set, 1, 1)' : 'steps, tokens, cost, tools_used, tool_set'}`
-         }
+  SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, ${version}, ${version === 3 ? 1 : 0},
+         {agents:Array(String)}[1 + agent_k], ${TASK_INPUT}, [],
+         ${liveProgress(version)}
   FROM (${POPULATION})
   WHERE streamed ${version >= 2 ? 'AND NOT is_running' : ''}`;
 
@@ -172,8 +190,9 @@ export async function countDataset(ch: ClickHouseStore, projectId: string): Prom
             (SELECT count() FROM live_runs WHERE project_id = {p:UUID}) AS liveRows,
             (SELECT uniqExact(id) FROM live_runs WHERE project_id = {p:UUID}) AS liveRuns,
             (SELECT count() FROM live_runs FINAL WHERE project_id = {p:UUID}
-               AND (timestamp, id) NOT IN (SELECT timestamp, id FROM runs WHERE project_id = {p:UUID}
-                                           AND timestamp >= (SELECT min(timestamp) FROM live_runs WHERE project_id = {p:UUID}))) AS running`,
+               AND (timestamp, id) NOT IN (
+                 SELECT timestamp, id FROM runs WHERE project_id = {p:UUID}
+                 AND timestamp >= (SELECT min(timestamp) FROM live_runs WHERE project_id = {p:UUID}))) AS running`,
     params: { p: projectId },
   });
   return row;
@@ -190,13 +209,15 @@ export async function exportCsv(
 ): Promise<void> {
   await ch.command(
     `INSERT INTO FUNCTION file({path:String}, 'CSV')
-     SELECT project_id, timestamp, id, agent_name, status, duration_ms, loop_detected, total_steps, total_tokens, total_cost_usd, tool_calls, ${PG_ARRAY}
+     SELECT project_id, timestamp, id, agent_name, status, duration_ms, loop_detected,
+            total_steps, total_tokens, total_cost_usd, tool_calls, ${PG_ARRAY}
      FROM runs WHERE project_id = {p:UUID}`,
     { path: files.runs, p: projectId },
   );
   await ch.command(
     `INSERT INTO FUNCTION file({path:String}, 'CSV')
-     SELECT project_id, timestamp, id, version, agent_name, loop_detected, total_steps, total_tokens, total_cost_usd, tool_calls, ${PG_ARRAY}
+     SELECT project_id, timestamp, id, version, agent_name, loop_detected,
+            total_steps, total_tokens, total_cost_usd, tool_calls, ${PG_ARRAY}
      FROM live_runs FINAL WHERE project_id = {p:UUID}`,
     { path: files.live, p: projectId },
   );

@@ -12,7 +12,10 @@ export interface ServerProcess {
   engineDir?: string;
   /** Resident set size of the server process, in MiB. */
   rssMiB(): number;
-  /** CPU seconds used so far by the process's main (JavaScript) thread and by all its other threads (the engine's, libuv's, GC helpers). */
+  /**
+   * CPU seconds used so far by the process's main (JavaScript) thread and by all its other threads (the engine's,
+   * libuv's, GC helpers).
+   */
   cpuSeconds(): { main: number; others: number };
   stop(): Promise<void>;
 }

@@ -1,11 +1,12 @@
-// The batch scenario's whole runs: as a client sends them, and as the service stores them (one `runs` row, two `run_steps` rows).
+// The batch scenario's whole runs: as a client sends them, and as the service stores them (one `runs` row, two
+// `run_steps` rows).
 import { toClickHouseTime } from '../../src/db/clickhouse';
 import { uuidv7 } from '../../src/ids';
 import { finishedRowOf, mergeSteps, nextVersion, toStepRow, totalsOf } from '../../src/ingest/derive';
 import { loadPriceTable } from '../../src/pricing/prices';
 import type { LoopThresholds } from '../../src/ingest/loops';
 import type { StepInput } from '../../src/ingest/schemas';
-import type { FinishedRunRow, LiveRunRow, StepRow } from '../../src/runs/model';
+import type { FinishedRunRow, LiveRunRow, StepRow } from '../../src/runs/tables';
 
 /** A batch item recording a whole run, as JSON: no id, so the server chooses one and every send is new runs. */
 export interface WholeRunItem {
@@ -43,7 +44,7 @@ export interface StoredRows {
 
 const prices = loadPriceTable();
 
-/** The rows the batch endpoint stores for these items, built with the service's own derivations (src/ingest/derive.ts). */
+/** The rows the batch endpoint stores for these items, built with the service's derivations (src/ingest/derive.ts). */
 export function storedRows(projectId: string, items: readonly WholeRunItem[], thresholds: LoopThresholds): StoredRows {
   const rows: StoredRows = { runs: [], steps: [] };
   for (const item of items) {

@@ -6,9 +6,13 @@ const INSERT_DELIVERY = `
   VALUES ($1, $2, $3, $4, $5, $5, $5)
   ON CONFLICT (event_id) DO NOTHING`;
 
-const SET_DELIVERY_STATUS = `UPDATE alert_deliveries SET status = $2, updated_at = $3 WHERE event_id = $1 AND status = 'queued'`;
+const SET_DELIVERY_STATUS = `
+  UPDATE alert_deliveries SET status = $2, updated_at = $3 WHERE event_id = $1 AND status = 'queued'`;
 
-/** Queues a notification of an event, due at `dueAt` (now, or when a cooldown ends); runs in the caller's transaction. */
+/**
+ * Queues a notification of an event, due at `dueAt` (now, or when a cooldown ends); runs in the caller's
+ * transaction.
+ */
 export async function queueDelivery(
   tx: Sql,
   delivery: {

@@ -1,17 +1,13 @@
-// Writes what a transition means: the event it records and the notification it queues (or holds back), in one transaction.
+// Writes what a transition means: the event it records and the notification it queues (or holds back), in one
+// transaction.
 import type { Sql } from '../db/postgres';
-import { uuidv7 } from '../ids';
+import type { EventKind, RuleState } from './allowed-values';
+import { sendsResolved } from './channels';
 import { queueDelivery, suppressDelivery } from './delivery-queue';
-import { sendsResolved, type AlertRuleRow, type EventKind, type RuleState } from './model';
+import { newEventId } from './ids';
 import * as q from './queries';
+import type { AlertRuleRow } from './rows';
 import { planFiring, planResolved, type CooldownState, type PlannedDelivery } from './state-machine';
-
-let lastIdMillis = 0;
-/** Ids (of events and rules) are UUIDv7 that strictly increase within the process, so rows of the same instant keep their order. */
-export function nextEventId(): string {
-  lastIdMillis = Math.max(Date.now(), lastIdMillis + 1);
-  return uuidv7(lastIdMillis);
-}
 
 /** Why an event was recorded (alert_events.reason). */
 export type EventReason =
@@ -32,7 +28,7 @@ export interface EventFields {
 
 /** Records an event of `rule` at `at` (threshold and comparator as the rule had them) and returns its id. */
 export async function insertEvent(tx: Sql, rule: AlertRuleRow, fields: EventFields, at: Date): Promise<string> {
-  const id = nextEventId();
+  const id = newEventId();
   await tx.query(q.INSERT_EVENT, [
     id,
     rule.id,
@@ -76,7 +72,10 @@ export const cooldownOf = (rule: AlertRuleRow): CooldownState => ({
   deferredEventId: rule.deferred_event_id,
 });
 
-/** A new episode: the firing event, notified now or when the cooldown ends. Returns the event id and the new cooldown. */
+/**
+ * A new episode: the firing event, notified now or when the cooldown ends. Returns the event id and the new
+ * cooldown.
+ */
 export async function recordFiring(
   tx: Sql,
   rule: AlertRuleRow,

@@ -6,10 +6,11 @@ import type { Clock } from '../clock';
 import type { PostgresStore, Sql } from '../db/postgres';
 import { scopeKey, type SignalReadings, type SignalScope } from '../reports/signals';
 import { recordFiring, recordResolution, type EventReason } from './episodes';
-import { compare, type AggregateRuleSignal, type AlertRuleRow } from './model';
+import { compare, type AggregateRuleSignal } from './allowed-values';
 import * as q from './queries';
+import type { AlertRuleRow } from './rows';
 import type { SignalSource } from './service';
-import { transition, type CooldownState, type EvaluationState, type Outcome } from './state-machine';
+import { transition, type CooldownState, type EvaluationOutcome, type EvaluationState } from './state-machine';
 
 export interface RoundResult {
   /** Another instance held the evaluator lock: this round did nothing. */
@@ -22,7 +23,7 @@ export interface RoundResult {
 }
 
 interface Reading {
-  outcome: Outcome;
+  outcome: EvaluationOutcome;
   value: number | null;
   sampleCount: number | null;
   error: string | null;

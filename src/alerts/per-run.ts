@@ -6,8 +6,9 @@ import type { PostgresStore, Sql } from '../db/postgres';
 import type { IngestEvents } from '../ingest/service';
 import type { Run } from '../runs/model';
 import { deliver, insertEvent, type EventReason } from './episodes';
-import { compare, type AlertRuleRow, type PerRunSignal } from './model';
+import { compare, type PerRunSignal } from './allowed-values';
 import * as q from './queries';
+import type { AlertRuleRow } from './rows';
 import { planTriggered } from './state-machine';
 
 type Trigger = 'finished' | 'loop';

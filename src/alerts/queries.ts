@@ -40,7 +40,8 @@ export const DELETE_RULE = `
   RETURNING r.id`;
 
 export const SELECT_EVENTS = `
-  SELECT e.*, d.status AS delivery_status, d.attempts AS delivery_attempts, d.last_status_code AS delivery_last_status_code
+  SELECT e.*, d.status AS delivery_status, d.attempts AS delivery_attempts,
+    d.last_status_code AS delivery_last_status_code
   FROM alert_events e LEFT JOIN alert_deliveries d ON d.event_id = e.id
   WHERE e.rule_id = $1
   ORDER BY e.created_at DESC, e.id DESC
@@ -71,7 +72,8 @@ export const UPDATE_EVALUATED_RULES = `
     last_notified_at = u.last_notified_at, deferred_event_id = u.deferred_event_id
   FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::uuid[], $6::timestamptz[], $7::text[],
               $8::timestamptz[], $9::uuid[])
-    AS u(id, state, active_at, keep_firing_since, episode_event_id, last_evaluated_at, last_error, last_notified_at, deferred_event_id)
+    AS u(id, state, active_at, keep_firing_since, episode_event_id, last_evaluated_at, last_error, last_notified_at,
+         deferred_event_id)
   WHERE r.id = u.id`;
 
 // ---- per_run ---------------------------------------------------------------------------------------------
@@ -86,4 +88,5 @@ export const LOCK_PER_RUN_RULES = `
 export const SELECT_TRIGGERED_PAIRS = `
   SELECT rule_id, run_id FROM alert_events WHERE run_id = ANY($1::uuid[]) AND rule_id = ANY($2::uuid[])`;
 
-export const UPDATE_PER_RUN_COOLDOWN = `UPDATE alert_rules SET last_notified_at = $2, suppressed_count = $3 WHERE id = $1`;
+export const UPDATE_PER_RUN_COOLDOWN = `
+  UPDATE alert_rules SET last_notified_at = $2, suppressed_count = $3 WHERE id = $1`;

@@ -1,25 +1,16 @@
-// Request schemas of the alert endpoints, and the resolution of a rule payload into a complete, valid definition.
-import { randomBytes } from 'node:crypto';
+// The zod schemas of the alert endpoints: request bodies and queries, and the rules, events and previews answered.
 import { z } from 'zod';
-import { invalidFields, validationError, type ErrorDetail } from '../errors';
-import { pagingFields, storedText } from '../http/schemas';
+import { count, pagingFields, storedText, timestampOut, uuid } from '../http/schemas';
 import {
   CHANNELS,
   COMPARATORS,
+  DELIVERY_STATUSES,
+  EVENT_KINDS,
   RULE_CLASSES,
   RULE_SIGNALS,
+  RULE_STATES,
   SEVERITIES,
-  isAggregateSignal,
-  isPerRunSignal,
-  maskSecret,
-  type AlertRuleRow,
-  type Channel,
-  type RuleDefinition,
-  type ChannelConfig,
-  type Comparator,
-  type RuleClass,
-  type RuleSignal,
-} from './model';
+} from './allowed-values';
 
 export const LIMITS = {
   windowSeconds: { min: 60, max: 2_592_000 },
@@ -28,42 +19,13 @@ export const LIMITS = {
   minRequests: { max: 2_147_483_647 },
 } as const;
 
-export const DEFAULTS = {
-  windowSeconds: 300,
-  cooldownSeconds: 600,
-  minRequests: 10,
-} as const;
-
-const RATE_SIGNALS: ReadonlySet<RuleSignal> = new Set([
-  'completion_rate',
-  'failure_rate',
-  'loop_rate',
-  'loop_detected',
-]);
-const DEFAULT_THRESHOLDS: Partial<Record<RuleSignal, number>> = {
-  completion_rate: 0.9,
-  failure_rate: 0.1,
-  loop_rate: 0.05,
-  loop_detected: 1,
-  total_runs: 1,
-};
-
-/** `lt` where a low value is the problem (too few runs, too few completions); `gte` 1 for loop_detected; else `gt`. */
-export function defaultComparator(signal: RuleSignal): Comparator {
-  if (signal === 'total_runs' || signal === 'completion_rate') return 'lt';
-  if (signal === 'loop_detected') return 'gte';
-  return 'gt';
-}
-
-export const defaultThreshold = (signal: RuleSignal): number | undefined => DEFAULT_THRESHOLDS[signal];
-
-// ---- request bodies --------------------------------------------------------------------------------------
+// ---- requests --------------------------------------------------------------------------------------------
 
 const seconds = (max: number) => z.number().int().min(0).max(max);
 const httpUrl = storedText()
   .max(2048)
   .pipe(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }));
-export const agentName = storedText().min(1).max(200);
+const agentName = storedText().min(1).max(200);
 
 const ruleFields = {
   name: storedText().trim().min(1).max(200),
@@ -75,7 +37,7 @@ const ruleFields = {
     .min(0, 'must be at least 0')
     .describe('at most 1 for completion_rate, failure_rate, loop_rate and loop_detected'),
   agent_name: agentName.nullable(),
-  // Which values a rule takes depends on its class (checkClassFields): the bounds of both are described.
+  // Which values a rule takes depends on its class (definition.ts): the bounds of both are described.
   window_seconds: seconds(LIMITS.windowSeconds.max).describe(
     '60 to 2592000 (30 days) for an aggregate rule; 0 for a per_run rule',
   ),
@@ -136,193 +98,99 @@ export const eventsQuery = z.strictObject({
   ...pagingFields(50),
 });
 
-const webhookConfigIn = z.strictObject({
-  url: httpUrl,
-  secret: storedText().min(16, 'must be at least 16 characters').max(512).optional(),
-  send_resolved: z.boolean().optional(),
+/** A channel_config as sent: checked against its channel's schema once the channel is known (definition.ts). */
+export const channelConfigBodies = {
+  webhook: z.strictObject({
+    url: httpUrl,
+    secret: storedText().min(16, 'must be at least 16 characters').max(512).optional(),
+    send_resolved: z.boolean().optional(),
+  }),
+  slack: z.strictObject({ webhook_url: httpUrl, send_resolved: z.boolean().optional() }),
+};
+
+// ---- responses -------------------------------------------------------------------------------------------
+
+const webhookConfigOut = z.object({
+  url: z.string(),
+  secret: z.string().describe('masked (`whsec_…abcd`), except in the response that created it'),
+  send_resolved: z.boolean(),
 });
-const slackConfigIn = z.strictObject({ webhook_url: httpUrl, send_resolved: z.boolean().optional() });
+const slackConfigOut = z.object({
+  webhook_url: z.string().describe('masked (`https:…abcd`)'),
+  send_resolved: z.boolean(),
+});
 
-// ---- resolution ------------------------------------------------------------------------------------------
+export const alertRuleSchema = z
+  .object({
+    id: uuid,
+    project_id: uuid,
+    name: z.string(),
+    agent_name: z.string().nullable(),
+    signal: z.enum(RULE_SIGNALS),
+    class: z.enum(RULE_CLASSES),
+    comparator: z.enum(COMPARATORS),
+    threshold: z.number(),
+    window_seconds: count,
+    for_seconds: count,
+    keep_firing_for_seconds: count,
+    cooldown_seconds: count,
+    min_requests: count,
+    severity: z.enum(SEVERITIES),
+    channel: z.enum(CHANNELS),
+    channel_config: z.union([webhookConfigOut, slackConfigOut]),
+    enabled: z.boolean(),
+    created_at: timestampOut,
+  })
+  .meta({ id: 'AlertRule' });
+export type AlertRule = z.infer<typeof alertRuleSchema>;
 
-export interface ResolvedRule {
-  definition: RuleDefinition;
-  /** The webhook secret was generated now; the response that carries it shows it unmasked, this once. */
-  secretGenerated: boolean;
-}
+/** A rule as read back (GET one, list): plus its evaluation state and the last evaluation error. */
+export const alertRuleWithStateSchema = alertRuleSchema
+  .extend({
+    state: z.enum(RULE_STATES),
+    last_error: z.string().nullable(),
+  })
+  .meta({ id: 'AlertRuleWithState' });
+export type AlertRuleWithState = z.infer<typeof alertRuleWithStateSchema>;
 
-/** `whsec_` + 32 random bytes in base64 (the Standard Webhooks secret format). */
-export const generateWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
+export const notificationSchema = z
+  .object({
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: count,
+    last_status_code: z.number().int().nullable(),
+  })
+  .meta({ id: 'AlertNotification' });
 
-/** Threshold of a signal: the sent one (≥ 0, as the body's schema takes it), else the signal's default; rates at most 1. */
-export function checkThreshold(signal: RuleSignal, threshold: number | undefined, details: ErrorDetail[]): number {
-  const value = threshold ?? defaultThreshold(signal);
-  if (value === undefined) {
-    details.push({ path: 'threshold', message: `is required for signal ${signal}` });
-    return 0;
-  }
-  if (RATE_SIGNALS.has(signal) && value > 1)
-    details.push({ path: 'threshold', message: `must be in [0, 1] for signal ${signal}` });
-  return value;
-}
+export const alertEventSchema = z
+  .object({
+    id: uuid,
+    rule_id: uuid,
+    kind: z.enum(EVENT_KINDS),
+    state_from: z.string(),
+    state_to: z.string(),
+    value: z.number().nullable(),
+    sample_count: count.nullable(),
+    threshold: z.number(),
+    comparator: z.enum(COMPARATORS),
+    window_start: timestampOut.nullable(),
+    window_end: timestampOut.nullable(),
+    run_id: uuid.nullable(),
+    reason: z.string().nullable(),
+    severity: z.enum(SEVERITIES),
+    /** Notifications of this rule held back by the cooldown before this one (per_run rules); 0 otherwise. */
+    suppressed_count: count,
+    created_at: timestampOut,
+    /** null when the event has no delivery (for example a resolved event of a rule with send_resolved false). */
+    notification: notificationSchema.nullable(),
+  })
+  .meta({ id: 'AlertEvent' });
+export type AlertEvent = z.infer<typeof alertEventSchema>;
 
-function checkChannelConfig(
-  channel: Channel,
-  raw: Record<string, unknown>,
-  previous: { channel: Channel; config: ChannelConfig } | undefined,
-  details: ErrorDetail[],
-): { config: ChannelConfig; secretGenerated: boolean } | undefined {
-  // A client that sends back the masked value it read means "keep the stored one".
-  const input = { ...raw };
-  const kept = previous?.channel === channel ? (previous.config as unknown as Record<string, string>) : undefined;
-  if (kept && channel === 'webhook' && typeof input.secret === 'string' && input.secret === maskSecret(kept.secret))
-    input.secret = kept.secret;
-  if (
-    kept &&
-    channel === 'slack' &&
-    typeof input.webhook_url === 'string' &&
-    input.webhook_url === maskSecret(kept.webhook_url)
-  ) {
-    input.webhook_url = kept.webhook_url;
-  }
-  const parsed = (channel === 'webhook' ? webhookConfigIn : slackConfigIn).safeParse(input);
-  if (!parsed.success) {
-    details.push(...validationError('validation_failed', parsed.error.issues, ['channel_config']).details);
-    return undefined;
-  }
-  const sendResolved = parsed.data.send_resolved ?? true;
-  if ('url' in parsed.data) {
-    // A webhook secret not sent is kept when the rule already had one (it is write-only), else generated.
-    const secret = parsed.data.secret ?? kept?.secret;
-    return {
-      config: { url: parsed.data.url, secret: secret ?? generateWebhookSecret(), send_resolved: sendResolved },
-      secretGenerated: !secret,
-    };
-  }
-  return { config: { webhook_url: parsed.data.webhook_url, send_resolved: sendResolved }, secretGenerated: false };
-}
-
-function checkClassFields(definition: RuleDefinition, details: ErrorDetail[]): void {
-  const { signal } = definition;
-  if (definition.class === 'aggregate' && !isAggregateSignal(signal)) {
-    details.push({ path: 'signal', message: `${signal} is a per_run signal; it does not belong to class aggregate` });
-  }
-  if (definition.class === 'per_run' && !isPerRunSignal(signal)) {
-    details.push({ path: 'signal', message: `${signal} is an aggregate signal; it does not belong to class per_run` });
-  }
-  if (definition.class === 'per_run') {
-    for (const field of ['window_seconds', 'for_seconds', 'keep_firing_for_seconds', 'min_requests'] as const) {
-      if (definition[field] !== 0) details.push({ path: field, message: 'must be 0 for a per_run rule' });
-    }
-    return;
-  }
-  const { windowSeconds, holdSeconds } = LIMITS;
-  if (definition.window_seconds < windowSeconds.min || definition.window_seconds > windowSeconds.max) {
-    details.push({
-      path: 'window_seconds',
-      message: `must be between ${windowSeconds.min} and ${windowSeconds.max} for an aggregate rule`,
-    });
-  }
-  for (const field of ['for_seconds', 'keep_firing_for_seconds'] as const) {
-    const value = definition[field];
-    if (value !== 0 && (value < holdSeconds.min || value > holdSeconds.max)) {
-      details.push({ path: field, message: `must be 0 or between ${holdSeconds.min} and ${holdSeconds.max}` });
-    }
-  }
-}
-
-const classDefaults = (ruleClass: RuleClass) =>
-  ruleClass === 'aggregate'
-    ? {
-        window_seconds: DEFAULTS.windowSeconds,
-        for_seconds: 0,
-        keep_firing_for_seconds: 0,
-        min_requests: DEFAULTS.minRequests,
-      }
-    : { window_seconds: 0, for_seconds: 0, keep_firing_for_seconds: 0, min_requests: 0 };
-
-/** A create payload → a complete definition, or 400 with every problem found. */
-export function resolveNewRule(input: CreateRuleInput): ResolvedRule {
-  const details: ErrorDetail[] = [];
-  const byClass = classDefaults(input.class);
-  const channel = checkChannelConfig(input.channel, input.channel_config, undefined, details);
-  const definition: RuleDefinition = {
-    name: input.name,
-    class: input.class,
-    signal: input.signal,
-    comparator: input.comparator ?? defaultComparator(input.signal),
-    threshold: checkThreshold(input.signal, input.threshold, details),
-    agent_name: input.agent_name ?? null,
-    window_seconds: input.window_seconds ?? byClass.window_seconds,
-    for_seconds: input.for_seconds ?? byClass.for_seconds,
-    keep_firing_for_seconds: input.keep_firing_for_seconds ?? byClass.keep_firing_for_seconds,
-    cooldown_seconds: input.cooldown_seconds ?? DEFAULTS.cooldownSeconds,
-    min_requests: input.min_requests ?? byClass.min_requests,
-    severity: input.severity,
-    channel: input.channel,
-    channel_config: channel?.config ?? { url: '', secret: '', send_resolved: true },
-    enabled: input.enabled ?? true,
-  };
-  checkClassFields(definition, details);
-  if (details.length > 0) throw invalidFields(details);
-  return { definition, secretGenerated: channel?.secretGenerated ?? false };
-}
-
-/**
- * A PATCH payload over a stored rule → the complete new definition. Fields sent replace the stored ones; fields not
- * sent keep their value, except those whose meaning depends on what changed: a new signal brings its default
- * comparator and threshold, a new class its default window, for, keep_firing_for and min_requests.
- */
-export function resolveRuleUpdate(stored: AlertRuleRow, input: PatchRuleInput): ResolvedRule {
-  const details: ErrorDetail[] = [];
-  const ruleClass = input.class ?? stored.class;
-  const signal = input.signal ?? stored.signal;
-  const signalChanged = signal !== stored.signal;
-  const byClass = ruleClass !== stored.class ? classDefaults(ruleClass) : stored;
-  const channel = input.channel ?? stored.channel;
-
-  let channelConfig: ChannelConfig = stored.channel_config;
-  let secretGenerated = false;
-  if (input.channel_config !== undefined) {
-    const checked = checkChannelConfig(
-      channel,
-      input.channel_config,
-      { channel: stored.channel, config: stored.channel_config },
-      details,
-    );
-    if (checked) ({ config: channelConfig, secretGenerated } = checked);
-  } else if (channel !== stored.channel) {
-    details.push({ path: 'channel_config', message: `is required when channel changes to ${channel}` });
-  }
-
-  const definition: RuleDefinition = {
-    name: input.name ?? stored.name,
-    class: ruleClass,
-    signal,
-    comparator: input.comparator ?? (signalChanged ? defaultComparator(signal) : stored.comparator),
-    threshold:
-      signalChanged || input.threshold !== undefined
-        ? checkThreshold(signal, input.threshold, details)
-        : Number(stored.threshold),
-    agent_name: input.agent_name !== undefined ? input.agent_name : stored.agent_name,
-    window_seconds: input.window_seconds ?? byClass.window_seconds,
-    for_seconds: input.for_seconds ?? byClass.for_seconds,
-    keep_firing_for_seconds: input.keep_firing_for_seconds ?? byClass.keep_firing_for_seconds,
-    cooldown_seconds: input.cooldown_seconds ?? stored.cooldown_seconds,
-    min_requests: input.min_requests ?? byClass.min_requests,
-    severity: input.severity ?? stored.severity,
-    channel,
-    channel_config: channelConfig,
-    enabled: input.enabled ?? stored.enabled,
-  };
-  checkClassFields(definition, details);
-  if (details.length > 0) throw invalidFields(details);
-  return { definition, secretGenerated };
-}
-
-/** The URLs of a channel configuration that receive notifications (for the private-address check). */
-export function notificationUrls(config: ChannelConfig): { path: string; url: string }[] {
-  return 'url' in config
-    ? [{ path: 'channel_config.url', url: config.url }]
-    : [{ path: 'channel_config.webhook_url', url: config.webhook_url }];
-}
+export const previewResultSchema = z
+  .object({
+    value: z.number(),
+    sample_count: count,
+    scope_label: z.string(),
+    would_breach: z.boolean(),
+  })
+  .meta({ id: 'PreviewResult' });

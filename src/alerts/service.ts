@@ -1,36 +1,32 @@
-// Alert rules of a project: create, read, change (resolving an open episode when the rule's meaning changes), delete,
-// history, and the preview of a draft rule against the live data.
+// Alert rules of a project: create, read, change (resolving an open episode when the rule's meaning changes),
+// delete, history, and the preview of a draft rule against the live data.
 import type { Clock } from '../clock';
 import type { PostgresStore, Sql } from '../db/postgres';
 import { AppError, invalidFields, notFound } from '../errors';
 import type { AggregateSignal, SignalReading, SignalReadings, SignalScope } from '../reports/signals';
-import { nextEventId as nextId, recordResolution } from './episodes';
-import {
-  compare,
-  isPerRunSignal,
-  scopeLabel,
-  toAlertEvent,
-  toAlertRule,
-  toAlertRuleWithState,
-  type AggregateRuleSignal,
-  type AlertEventRow,
-  type AlertRule,
-  type AlertRuleRow,
-  type DeliveryRow,
-  type RuleDefinition,
-} from './model';
-import * as q from './queries';
+import { compare, isPerRunSignal, type AggregateRuleSignal } from './allowed-values';
+import { notificationUrls } from './channels';
 import {
   DEFAULTS,
   checkThreshold,
   defaultComparator,
-  notificationUrls,
   resolveNewRule,
   resolveRuleUpdate,
-  type CreateRuleInput,
-  type DraftRuleInput,
-  type PatchRuleInput,
-} from './schemas';
+  type RuleDefinition,
+} from './definition';
+import { recordResolution } from './episodes';
+import { newRuleId } from './ids';
+import * as q from './queries';
+import {
+  toAlertEvent,
+  toAlertRule,
+  toAlertRuleWithState,
+  type AlertEventRow,
+  type AlertRuleRow,
+  type DeliveryRow,
+} from './rows';
+import type { AlertRule, CreateRuleInput, DraftRuleInput, PatchRuleInput } from './schemas';
+import { scopeLabel } from './scope-label';
 import { resetOnRuleChange } from './state-machine';
 import { assertPublicUrl, UnsafeUrlError } from './url-safety';
 
@@ -121,7 +117,7 @@ export function alertRuleService({
     }
   }
 
-  /** The URLs a PATCH body sends (a masked value sent back is not a URL and keeps the stored, already checked one). */
+  /** The URLs a PATCH body sends (a masked value sent back is no URL: the stored one, already checked, stays). */
   function sentUrls(body: PatchRuleInput): { path: string; url: string }[] {
     const config = body.channel_config ?? {};
     return (['url', 'webhook_url'] as const)
@@ -145,7 +141,7 @@ export function alertRuleService({
       await checkUrls(notificationUrls(definition.channel_config));
       const now = clock.now();
       const [row] = await pg.query<AlertRuleRow>(q.INSERT_RULE, [
-        nextId(),
+        newRuleId(),
         projectId,
         ...definitionParams(definition),
         now,
@@ -179,7 +175,8 @@ export function alertRuleService({
         if (disabled || redefined) {
           const reset = resetOnRuleChange(evaluation);
           if (reset.event === 'resolved') {
-            // The event describes the episode that ends (old threshold); its notification goes where the rule now points.
+            // The event describes the episode that ends (old threshold); its notification goes where the rule now
+            // points.
             const notifying = { ...stored, channel: definition.channel, channel_config: definition.channel_config };
             cooldown = await recordResolution(
               tx,
@@ -233,7 +230,7 @@ export function alertRuleService({
       );
     },
 
-    /** The draft's signal now, over [now − window, now): the same query as the summary report. Nothing is saved. */
+    /** The draft's signal now, over [now − window, now): the summary report's query. Nothing is saved. */
     async preview(orgId: string, projectId: string, draft: DraftRuleInput) {
       if (isPerRunSignal(draft.signal))
         throw new AppError(400, 'unsupported_signal', 'preview works for aggregate signals only');

@@ -1,8 +1,8 @@
 // The alert state machine and cooldown arithmetic, as pure functions of (state, outcome, time): no I/O, no clock.
-import type { RuleState } from './model';
+import type { RuleState } from './allowed-values';
 
 /** What one evaluation of an aggregate rule found (contract section 7). */
-export type Outcome = 'ERROR' | 'NO_DATA' | 'BREACH' | 'OK';
+export type EvaluationOutcome = 'ERROR' | 'NO_DATA' | 'BREACH' | 'OK';
 
 export interface EvaluationState {
   state: RuleState;
@@ -31,7 +31,12 @@ const secondsBetween = (from: Date, to: Date) => (to.getTime() - from.getTime())
 const stay = (current: EvaluationState): Transition => ({ next: current, event: null, recordError: false });
 
 /** One evaluation at time `at`: the contract's transition table, row by row. */
-export function transition(current: EvaluationState, outcome: Outcome, at: Date, hold: HoldTimes): Transition {
+export function transition(
+  current: EvaluationState,
+  outcome: EvaluationOutcome,
+  at: Date,
+  hold: HoldTimes,
+): Transition {
   if (outcome === 'ERROR') return { next: current, event: null, recordError: true };
   const breach = outcome === 'BREACH';
   switch (current.state) {
@@ -72,7 +77,10 @@ export function transition(current: EvaluationState, outcome: Outcome, at: Date,
   }
 }
 
-/** A rule disabled, deleted or redefined: an open episode (firing or recovering) resolves; a pending breach is dropped. */
+/**
+ * A rule disabled, deleted or redefined: an open episode (firing or recovering) resolves; a pending breach is
+ * dropped.
+ */
 export function resetOnRuleChange(current: EvaluationState): Transition {
   const openEpisode = current.state === 'firing' || current.state === 'recovering';
   return { next: INACTIVE, event: openEpisode ? 'resolved' : null, recordError: false };

@@ -69,7 +69,8 @@ export function isInternalAddress(address: string): boolean {
 
 /**
  * Resolves the URL's host and throws UnsafeUrlError unless it is http(s) and every address it resolves to is public.
- * Callers at delivery time should post to the address checked here, or re-check right before connecting (DNS rebinding).
+ * Callers at delivery time should post to the address checked here, or re-check right before connecting (DNS
+ * rebinding).
  */
 export async function assertPublicUrl(url: string): Promise<void> {
   let parsed: URL;

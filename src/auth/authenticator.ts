@@ -1,5 +1,5 @@
 // Recognises callers: session tokens (Bearer or cookie) and project API keys, with their roles.
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import type { Clock } from '../clock';
 import type { PostgresStore } from '../db/postgres';
 import { forbidden, notFound, unauthenticated } from '../errors';
@@ -13,13 +13,13 @@ const ROLE_RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
 // The contract lets a revoked key keep working for at most 5 seconds; this is that window.
 const KEY_CACHE_MS = 5000;
 
-function bearerToken(req: Request): string | undefined {
+function bearerToken(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   const match = header && /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : undefined;
 }
 
-function cookieToken(req: Request): string | undefined {
+function cookieToken(req: IncomingMessage): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [name, ...value] = part.trim().split('=');
     if (name !== SESSION_COOKIE) continue;
@@ -37,7 +37,7 @@ export function createAuthenticator(pg: PostgresStore, clock: Clock, jwtSecret: 
   // By the key as sent: a hit costs no SHA-256 (on starts, hashing every request's key was ~5% of the thread).
   const keyCache = new Map<string, { caller: KeyCaller; keyHash: string; expiresAt: number }>();
 
-  async function session(req: Request): Promise<UserCaller> {
+  async function session(req: IncomingMessage): Promise<UserCaller> {
     const bearer = bearerToken(req);
     const token = bearer && !bearer.startsWith('rw_') ? bearer : cookieToken(req);
     const now = clock.now();
@@ -48,7 +48,7 @@ export function createAuthenticator(pg: PostgresStore, clock: Clock, jwtSecret: 
     return { type: 'user', userId: claims.userId, sessionId: claims.sessionId };
   }
 
-  async function apiKey(req: Request): Promise<KeyCaller> {
+  async function apiKey(req: IncomingMessage): Promise<KeyCaller> {
     const key = bearerToken(req);
     if (!key || !API_KEY_PATTERN.test(key)) throw unauthenticated('a project API key is required');
     const cached = keyCache.get(key);

@@ -4,7 +4,8 @@ export const INSERT_USER = `
   ON CONFLICT (email) DO NOTHING
   RETURNING id, email, name, verified_at, created_at`;
 
-export const SELECT_USER_BY_EMAIL = `SELECT id, email, name, verified_at, created_at, password_hash FROM users WHERE email = $1`;
+export const SELECT_USER_BY_EMAIL = `
+  SELECT id, email, name, verified_at, created_at, password_hash FROM users WHERE email = $1`;
 
 export const SELECT_USER = `SELECT id, email, name, verified_at, created_at FROM users WHERE id = $1`;
 

@@ -1,8 +1,10 @@
 // HTTP declarations of accounts and sessions (contract section 2).
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { tooManyRequests } from '../errors';
+import { clearCookie, setCookie } from '../http/cookies';
+import type { TrustedProxies } from '../http/proxies';
 import { RateLimiter } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { displayName, email, text, timestampOut, uuid } from '../http/schemas';
@@ -39,18 +41,17 @@ const clearsSession = {
     .describe(`${SESSION_COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT: the cookie cleared`),
 };
 
-/** Answers with a new session: its token in the body and in the session cookie (for browsers). */
+/** Answers with a new session: its token in the body and in the session cookie (for browsers; Secure over HTTPS). */
 async function withSessionCookie<T extends { token: string; expires_at: string }>(
-  req: Request,
-  res: Response,
+  res: ServerResponse,
+  secure: boolean,
   session: Promise<T>,
 ): Promise<T> {
   const result = await session;
-  res.cookie(SESSION_COOKIE, result.token, {
+  setCookie(res, SESSION_COOKIE, result.token, {
     httpOnly: true,
     sameSite: 'lax',
-    secure: req.secure,
-    path: '/',
+    secure,
     expires: new Date(result.expires_at),
   });
   return result;
@@ -59,63 +60,42 @@ async function withSessionCookie<T extends { token: string; expires_at: string }
 export function authRoutes(auth: ReturnType<typeof authService>, clock: Clock, perMinute: number) {
   const perClient = new RateLimiter(perMinute, 60_000, () => clock.now().getTime());
   // Login and register share one budget per client address.
-  const limitClient = (req: Request) => {
-    const wait = perClient.hit(req.ip ?? 'unknown');
+  const limitClient = (req: IncomingMessage, proxies: TrustedProxies) => {
+    const wait = perClient.hit(proxies.clientAddress(req) ?? 'unknown');
     if (wait > 0) throw tooManyRequests(wait);
   };
 
+  // Route declarations are a table: the route, then its checks and schemas, then its handler, a line or two each.
+  // prettier-ignore
   return [
     defineRoute({
-      method: 'post',
-      path: '/auth/register',
-      operationId: 'register',
-      tag,
+      method: 'post', path: '/auth/register', operationId: 'register', tag,
       summary: 'Register; also creates the first organization',
-      auth: { kind: 'public' },
-      guard: limitClient,
-      status: 201,
-      errors: [409, 503],
-      body: z.strictObject({ email, password, name: displayName.optional() }),
-      response: authResultSchema,
+      auth: { kind: 'public' }, guard: limitClient, status: 201, errors: [409, 503],
+      body: z.strictObject({ email, password, name: displayName.optional() }), response: authResultSchema,
       responseHeaders: setsSession,
-      handler: ({ body, req, res }) => withSessionCookie(req, res, auth.register(body)),
+      handler: ({ body, req, res, proxies }) => withSessionCookie(res, proxies.isHttps(req), auth.register(body)),
     }),
     defineRoute({
-      method: 'post',
-      path: '/auth/login',
-      operationId: 'login',
-      tag,
-      summary: 'Log in with e-mail and password',
-      auth: { kind: 'public' },
-      guard: limitClient,
-      errors: [401, 503],
-      body: z.strictObject({ email, password: text().max(256) }),
-      response: authResultSchema,
+      method: 'post', path: '/auth/login', operationId: 'login', tag, summary: 'Log in with e-mail and password',
+      auth: { kind: 'public' }, guard: limitClient, errors: [401, 503],
+      body: z.strictObject({ email, password: text().max(256) }), response: authResultSchema,
       responseHeaders: setsSession,
-      handler: ({ body, req, res }) => withSessionCookie(req, res, auth.login(body)),
+      handler: ({ body, req, res, proxies }) => withSessionCookie(res, proxies.isHttps(req), auth.login(body)),
     }),
     defineRoute({
-      method: 'post',
-      path: '/auth/logout',
-      operationId: 'logout',
-      tag,
+      method: 'post', path: '/auth/logout', operationId: 'logout', tag,
       summary: 'Log out; the session stops working at once',
-      auth: { kind: 'session' },
-      status: 204,
-      responseHeaders: clearsSession,
+      auth: { kind: 'session' }, status: 204, responseHeaders: clearsSession,
       handler: async ({ caller, res }) => {
         await auth.logout(caller.sessionId);
-        res.clearCookie(SESSION_COOKIE, { path: '/' });
+        clearCookie(res, SESSION_COOKIE);
       },
     }),
     defineRoute({
-      method: 'get',
-      path: '/auth/me',
-      operationId: 'getProfile',
-      tag,
+      method: 'get', path: '/auth/me', operationId: 'getProfile', tag,
       summary: 'The signed-in user and their organizations',
-      auth: { kind: 'session' },
-      response: profileSchema,
+      auth: { kind: 'session' }, response: profileSchema,
       handler: ({ caller }) => auth.me(caller.userId),
     }),
   ];

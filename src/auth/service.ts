@@ -5,7 +5,7 @@ import { conflict, tooManyRequests, unauthenticated } from '../errors';
 import { RateLimiter } from '../http/rate-limit';
 import { toNullableTimestamp, toTimestamp } from '../http/schemas';
 import { uuidv7 } from '../ids';
-import { createOrganization, listOrganizationsOfUser } from '../orgs/service';
+import type { Orgs } from '../orgs';
 import { hashPassword, verifyPassword } from './passwords';
 import * as q from './queries';
 import { signSessionToken } from './tokens';
@@ -24,6 +24,16 @@ export interface AuthSettings {
   loginFailuresPerEmail: number;
 }
 
+/** What accounts use of organizations: registration creates the user's first one; a profile lists them. */
+export type UserOrganizations = Pick<Orgs, 'createOrganization' | 'listOrganizationsOfUser'>;
+
+export interface AuthServiceDependencies {
+  pg: PostgresStore;
+  clock: Clock;
+  settings: AuthSettings;
+  organizations: UserOrganizations;
+}
+
 const FAILURE_WINDOW_MS = 15 * 60 * 1000;
 
 const toUser = (row: UserRow) => ({
@@ -35,11 +45,11 @@ const toUser = (row: UserRow) => ({
   created_at: toTimestamp(row.created_at),
 });
 
-export function authService(pg: PostgresStore, clock: Clock, settings: AuthSettings) {
+export function authService({ pg, clock, settings, organizations }: AuthServiceDependencies) {
   const failedLogins = new RateLimiter(settings.loginFailuresPerEmail, FAILURE_WINDOW_MS, () => clock.now().getTime());
 
   async function profile(user: UserRow) {
-    return { user: toUser(user), organizations: await listOrganizationsOfUser(pg, user.id) };
+    return { user: toUser(user), organizations: await organizations.listOrganizationsOfUser(pg, user.id) };
   }
 
   async function startSession(user: UserRow) {
@@ -58,7 +68,7 @@ export function authService(pg: PostgresStore, clock: Clock, settings: AuthSetti
       const user = await pg.transaction(async (tx) => {
         const [row] = await tx.query<UserRow>(q.INSERT_USER, [uuidv7(), input.email, name, passwordHash]);
         if (!row) throw conflict('that e-mail address is already registered');
-        await createOrganization(tx, `${name}'s organization`, row.id);
+        await organizations.createOrganization(tx, `${name}'s organization`, row.id);
         return row;
       });
       return startSession(user);

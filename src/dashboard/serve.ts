@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Request, type Router } from 'express';
 
-// Where `npm run build:web` writes the dashboard: the same place from src/dashboard (tsx) and dist/dashboard (the build).
+// Where `npm run build:web` writes the dashboard: the same place from src/dashboard (tsx) and from dist/dashboard
+// (the build).
 export const WEB_DIR = path.resolve(__dirname, '../../dist/web');
 
 // Everything comes from this origin. (Preact and uPlot set styles through the CSSOM, which style-src allows.)

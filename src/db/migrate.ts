@@ -33,7 +33,8 @@ function readMigrations(store: 'postgres' | 'clickhouse'): Migration[] {
 
 async function migratePostgres(tx: Sql, log: Logger): Promise<void> {
   await tx.query(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+    `CREATE TABLE IF NOT EXISTS schema_migrations
+       (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
   );
   const applied = new Set(
     (await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).map((row) => row.version),
@@ -47,7 +48,8 @@ async function migratePostgres(tx: Sql, log: Logger): Promise<void> {
 
 async function migrateClickHouse(ch: ClickHouseStore, log: Logger): Promise<void> {
   await ch.command(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime64(3) DEFAULT now64(3)) ENGINE = MergeTree ORDER BY version',
+    `CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime64(3) DEFAULT now64(3))
+       ENGINE = MergeTree ORDER BY version`,
   );
   const rows = await ch.query<{ version: string }>({
     name: 'migrations',

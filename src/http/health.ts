@@ -64,26 +64,20 @@ export function healthRoutes(
 ) {
   const tag = 'Health';
   const directories = writtenDirectories(config);
+  // Route declarations are a table: the route, then its checks and schemas, then its handler, a line or two each.
+  // prettier-ignore
   return [
     defineRoute({
-      method: 'get',
-      path: '/healthz',
-      operationId: 'checkLiveness',
-      tag,
-      summary: 'The process is up',
-      auth: { kind: 'public' },
-      response: z.object({ status: z.literal('ok') }),
+      method: 'get', path: '/healthz', operationId: 'checkLiveness', tag, summary: 'The process is up',
+      auth: { kind: 'public' }, response: z.object({ status: z.literal('ok') }),
       handler: async () => ({ status: 'ok' as const }),
     }),
     defineRoute({
-      method: 'get',
-      path: '/readyz',
-      operationId: 'checkReadiness',
-      tag,
+      method: 'get', path: '/readyz', operationId: 'checkReadiness', tag,
       summary:
-        'Both stores answer, the data directories take writes and the ingest log replayed at start-up is flushed; 503 otherwise. Shows the ingest backlog',
-      auth: { kind: 'public' },
-      errors: [503],
+        'Both stores answer, the data directories take writes and the ingest log replayed at start-up is flushed; ' +
+        '503 otherwise. Shows the ingest backlog',
+      auth: { kind: 'public' }, errors: [503],
       response: z.object({ status: z.literal('ready'), ingest_backlog: backlogSchema }),
       handler: async () => {
         const [postgres, clickhouse, ...writable] = await Promise.all([

@@ -1,5 +1,6 @@
 // Builds the OpenAPI 3.1 document from the route declarations: the same zod schemas that validate requests. Schemas
-// named where they are declared (`.meta({ id: 'Run' })`) become `components.schemas`, so generated clients name them too.
+// named where they are declared (`.meta({ id: 'Run' })`) become `components.schemas`, so generated clients name them
+// too.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -88,7 +89,8 @@ function schemaConverter() {
     const { $schema: _ignored, $defs = {}, ...root } = json as JsonSchema & { $defs?: Record<string, JsonSchema> };
     for (const [id, definition] of Object.entries($defs)) {
       const lifted = toComponentRefs(definition) as JsonSchema;
-      // A name stands for one shape: two schemas of one name, or one that reads differently as input and output, is a bug.
+      // A name stands for one shape: two schemas of one name, or one that reads differently as input and output, is
+      // a bug.
       if (id in named && !isDeepStrictEqual(named[id], lifted))
         throw new Error(`two different schemas are named ${id}`);
       named[id] = lifted;
@@ -235,11 +237,7 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[]): JsonSc
       securitySchemes: {
         session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'runwatch_session' },
-        apiKey: {
-          type: 'http',
-          scheme: 'bearer',
-          description: 'A project API key, rw_ followed by 40 base62 characters',
-        },
+        apiKey: { type: 'http', scheme: 'bearer', description: 'A project API key: rw_ and 40 base62 characters' },
       },
     },
   };

@@ -3,13 +3,13 @@ import type { Logger } from 'pino';
 import { runEvery } from '../background';
 import type { Clock } from '../clock';
 import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
-import type { FinishedRunRow, LiveRunRow, Run } from '../runs/model';
+import type { Run } from '../runs/model';
+import { columnList, LIVE_RUN_COLUMNS, type FinishedRunRow, type LiveRunRow } from '../runs/tables';
 import { finishedRowOf } from './derive';
 
 const BATCH = 10_000;
 // Whole live rows, as `LiveRunRow`s: both passes below read them.
-const LIVE_ROWS = `project_id, timestamp, id, version, finished, agent_name, input, metadata, loop_detected, loop_step_index,
-         total_steps, total_tokens, total_cost_usd, tool_calls, tool_names
+const LIVE_ROWS = `${columnList(LIVE_RUN_COLUMNS)}
   FROM live_runs FINAL`;
 
 // Live rows past the cutoff whose run has no finished row yet; `runs` is read only as far back as live rows go.

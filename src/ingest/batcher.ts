@@ -15,7 +15,9 @@ export class Batcher<Item, Result> {
     private readonly maxItems: number,
   ) {}
 
-  /** Resolves once the call holding these items has succeeded; rejects, like every caller of that call, when it fails. */
+  /**
+   * Resolves once the call holding these items has succeeded; rejects, as every caller of that call does, if it fails.
+   */
   submit(items: readonly Item[]): Promise<Result[]> {
     if (items.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {

@@ -1,13 +1,7 @@
 // Derives what a run carries from its steps: totals, tool use and loops; and turns inputs into stored rows.
 import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
-import {
-  DEFAULT_TERMINATION_REASON,
-  type FinishedRunRow,
-  type LiveRunRow,
-  type RunTotals,
-  type Step,
-  type StepRow,
-} from '../runs/model';
+import { DEFAULT_TERMINATION_REASON, type Step } from '../runs/model';
+import type { FinishedRunRow, LiveRunRow, RunTotals, StepRow } from '../runs/tables';
 import type { PriceTable } from '../pricing/prices';
 import { detectLoop, type LoopThresholds } from './loops';
 import type { FinishInput, StepInput } from './schemas';
@@ -134,18 +128,18 @@ export function liveRowOf(
 }
 
 /** How a run ended: a finish call's fields, or the abandon job's bare status. */
-export type Outcome = Partial<Omit<FinishInput, 'timestamp' | 'steps' | 'status'>> & {
+export type RunEnding = Partial<Omit<FinishInput, 'timestamp' | 'steps' | 'status'>> & {
   status: FinishedRunRow['status'];
 };
 
 /**
- * The one row a run gets in `runs`: what it carried while live (or in its batch item), its totals and its outcome.
+ * The one row a run gets in `runs`: what it carried while live (or in its batch item), its totals and how it ended.
  * Fields are listed, not spread: batches build a thousand of these per call, and spreads are the slow path.
  */
 export function finishedRowOf(
   live: LiveRunRow,
   totals: RunTotals,
-  outcome: Outcome,
+  ending: RunEnding,
   finishedAt: Date,
   startedAt = fromClickHouseTime(live.timestamp),
 ): FinishedRunRow {
@@ -155,19 +149,19 @@ export function finishedRowOf(
     id: live.id,
     agent_name: live.agent_name,
     input: live.input,
-    metadata: outcome.metadata ?? live.metadata,
+    metadata: ending.metadata ?? live.metadata,
     loop_detected: totals.loop_detected,
     loop_step_index: totals.loop_step_index,
     total_steps: totals.total_steps,
-    total_tokens: outcome.total_tokens ?? totals.total_tokens,
-    total_cost_usd: outcome.total_cost_usd ?? totals.total_cost_usd,
+    total_tokens: ending.total_tokens ?? totals.total_tokens,
+    total_cost_usd: ending.total_cost_usd ?? totals.total_cost_usd,
     tool_calls: totals.tool_calls,
     tool_names: totals.tool_names,
-    status: outcome.status,
+    status: ending.status,
     finished_at: toClickHouseTime(finishedAt),
     duration_ms: finishedAt.getTime() - startedAt.getTime(),
-    output: outcome.output ?? '',
-    termination_reason: outcome.termination_reason ?? DEFAULT_TERMINATION_REASON[outcome.status],
-    termination_detail: outcome.termination_detail ?? '',
+    output: ending.output ?? '',
+    termination_reason: ending.termination_reason ?? DEFAULT_TERMINATION_REASON[ending.status],
+    termination_detail: ending.termination_detail ?? '',
   };
 }

@@ -1,6 +1,7 @@
 // The flusher: moves the log's sealed segments into ClickHouse in big inserts, oldest first, one insert per table
-// at a time (in the order of STORE_ORDER), and deletes each segment once all its rows are stored. Each insert carries a deterministic
-// deduplication token (segment, table, chunk), so a segment inserted again after a crash is not stored twice.
+// at a time (in the order of STORE_ORDER), and deletes each segment once all its rows are stored. Each insert
+// carries a deterministic deduplication token (segment, table, chunk), so a segment inserted again after a crash is
+// not stored twice.
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { isInputError, type ClickHouseStore } from '../db/clickhouse';
@@ -22,7 +23,9 @@ export interface FlusherOptions {
   onFlushed: (flushedLsn: number) => void;
 }
 
-/** A table's lines in chunks of at most MAX_PARTITIONS_PER_INSERT partitions, in a fixed order (tokens depend on it). */
+/**
+ * A table's lines in chunks of at most MAX_PARTITIONS_PER_INSERT partitions, in a fixed order (tokens depend on it).
+ */
 function chunksOf(partitions: Map<string, string[]>): string[][] {
   const keys = [...partitions.keys()].sort();
   const chunks: string[][] = [];
@@ -77,7 +80,8 @@ export class Flusher {
           const chunks = chunksOf(tables.get(table) ?? new Map());
           for (const [i, lines] of chunks.entries()) {
             const setAside = new Set(await this.insertIsolating(table, lines, `${segment.name}/${table}/${i}`));
-            // Outside the isolating inserts: a failed deletion is retried with the segment, never split into new inserts.
+            // Outside the isolating inserts: a failed deletion is retried with the segment, never split into new
+            // inserts.
             // A replacing row set aside replaces nothing: the run keeps its older row.
             if (table === 'replaced')
               await deleteReplaced(

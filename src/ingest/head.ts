@@ -1,8 +1,8 @@
 // The head: the latest state of every run with writes not yet in ClickHouse, and their steps, in memory. A steps
 // or finish call finds here a run acknowledged a millisecond ago; once the flusher has stored a run's writes, the
 // run leaves the head and is read from ClickHouse again. Rebuilt from the log at start-up.
-import type { FinishedRunRow, LiveRunRow, StepRow, VersionedRunRow } from '../runs/model';
 import { isFinished, runIdentity as identity, type LatestRunRow, type RunKey } from '../runs/store';
+import type { FinishedRunRow, LiveRunRow, StepRow, VersionedRunRow } from '../runs/tables';
 import type { RunWrite } from './records';
 
 interface HeadRun {

@@ -1,8 +1,8 @@
 // The ingest log: every ingest write is a record appended to a segment file under DATA_DIR and fsynced before it
 // is acknowledged. Concurrent appends share one write (group commit) to a segment opened with O_DSYNC: the write
 // returns once its data is on disk, as a write and an fdatasync would, in one system call instead of two. A segment
-// is sealed at a flush, and deleted once its records are in ClickHouse (flusher.ts). Records carry a CRC-32; at start-up a torn
-// tail (a crash mid-write) is detected and cut, never replayed.
+// is sealed at a flush, and deleted once its records are in ClickHouse (flusher.ts). Records carry a CRC-32; at
+// start-up a torn tail (a crash mid-write) is detected and cut, never replayed.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -96,7 +96,8 @@ export function readFrames(bytes: Buffer): { payloads: Buffer[]; validBytes: num
 
 /** Segment names sort in the order they were created; the random part keeps them unique across restarts. */
 function newSegmentName(sequence: number): string {
-  return `${String(Date.now()).padStart(15, '0')}-${String(sequence).padStart(9, '0')}-${randomBytes(4).toString('hex')}`;
+  const [time, order] = [String(Date.now()).padStart(15, '0'), String(sequence).padStart(9, '0')];
+  return `${time}-${order}-${randomBytes(4).toString('hex')}`;
 }
 
 export class IngestLog {

@@ -47,7 +47,10 @@ interface Match {
   rule: LoopRule;
 }
 
-/** JSON with keys sorted at every depth, so inputs differing only in key order compare equal; other text is returned as is. */
+/**
+ * JSON with keys sorted at every depth, so inputs differing only in key order compare equal; other text is returned as
+ * is.
+ */
 export function canonicalJson(text: string): string {
   try {
     return stringifySorted(JSON.parse(text));
@@ -128,7 +131,9 @@ function repeatedErrorsMatch(calls: readonly ToolCall[], repeatedErrors: number)
   return start === null ? null : { position: calls[start].position, rule: 'repeated_errors' };
 }
 
-/** A window of period × repeats calls repeats with that period when every call matches the one a period later inside it. */
+/**
+ * A window of period × repeats calls repeats with that period when every call matches the one a period later inside it.
+ */
 function cycleMatch(calls: readonly ToolCall[], period: number, repeats: number): Match | null {
   const comparisonsPerWindow = period * (repeats - 1);
   const start = earliestRunStart(

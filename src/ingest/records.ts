@@ -1,7 +1,16 @@
 // A write of the ingest path as one record of the log: the rows it adds to each run table, already encoded as the
 // JSONCompactEachRow lines the flusher inserts, so that a row is serialised once, when it is acknowledged.
 import { encodeRows } from '../db/clickhouse';
-import type { FinishedRunRow, LiveRunRow, StepRow, VersionedRunRow } from '../runs/model';
+import {
+  FINISHED_RUN_COLUMNS,
+  LIVE_RUN_COLUMNS,
+  REPLACING_RUN_COLUMNS,
+  STEP_COLUMNS,
+  type FinishedRunRow,
+  type LiveRunRow,
+  type StepRow,
+  type VersionedRunRow,
+} from '../runs/tables';
 
 /** The spans of a trace being assembled (OTLP) that one export added, as `otlp_traces` keeps them. */
 export interface TraceRow {
@@ -19,73 +28,17 @@ export interface RunWrite {
   projectId: string;
   live: LiveRunRow[];
   finished: FinishedRunRow[];
-  /** New rows of finished runs stored before (a span that arrived late): the older rows are deleted once these are in. */
+  /**
+   * New rows of finished runs stored before (a span that arrived late): the older rows are deleted once these are in.
+   */
   replaced: VersionedRunRow[];
   steps: StepRow[];
   traces: TraceRow[];
 }
 
 // Every column list starts with the row's start time, the table's partition key: the flusher reads a line's
-// partition off its first characters (`["2026-11-23 10:…`) without parsing it.
-const LIVE_COLUMNS = [
-  'timestamp',
-  'project_id',
-  'id',
-  'version',
-  'finished',
-  'agent_name',
-  'input',
-  'metadata',
-  'loop_detected',
-  'loop_step_index',
-  'total_steps',
-  'total_tokens',
-  'total_cost_usd',
-  'tool_calls',
-  'tool_names',
-] as const satisfies readonly (keyof LiveRunRow)[];
-const FINISHED_COLUMNS = [
-  'timestamp',
-  'project_id',
-  'id',
-  'agent_name',
-  'status',
-  'finished_at',
-  'duration_ms',
-  'input',
-  'output',
-  'termination_reason',
-  'termination_detail',
-  'loop_detected',
-  'loop_step_index',
-  'total_steps',
-  'total_tokens',
-  'total_cost_usd',
-  'tool_calls',
-  'tool_names',
-  'metadata',
-] as const satisfies readonly (keyof FinishedRunRow)[];
-const STEP_COLUMNS = [
-  'run_timestamp',
-  'project_id',
-  'run_id',
-  'index',
-  'version',
-  'type',
-  'name',
-  'tool_name',
-  'model',
-  'input',
-  'output',
-  'tokens',
-  'input_tokens',
-  'output_tokens',
-  'cost_usd',
-  'started_at',
-  'duration_ms',
-  'error',
-] as const satisfies readonly (keyof StepRow)[];
-const REPLACED_COLUMNS = [...FINISHED_COLUMNS, 'version'] as const satisfies readonly (keyof VersionedRunRow)[];
+// partition off its first characters (`["2026-11-23 10:…`) without parsing it. The run tables' lists are theirs
+// (runs/tables.ts); their order is the lines' format.
 const TRACE_COLUMNS = [
   'received_at',
   'project_id',
@@ -106,9 +59,9 @@ export const RUN_TABLES: Record<
   { tag: string; table: string; columns: readonly string[]; partitionChars: number }
 > = {
   // live_runs is partitioned by hour (`2026-11-23 10`), runs and run_steps by month (`2026-11`), otlp_traces by day.
-  live_runs: { tag: 'L', table: 'live_runs', columns: LIVE_COLUMNS, partitionChars: 13 },
-  runs: { tag: 'F', table: 'runs', columns: FINISHED_COLUMNS, partitionChars: 7 },
-  replaced: { tag: 'R', table: 'runs', columns: REPLACED_COLUMNS, partitionChars: 7 },
+  live_runs: { tag: 'L', table: 'live_runs', columns: LIVE_RUN_COLUMNS, partitionChars: 13 },
+  runs: { tag: 'F', table: 'runs', columns: FINISHED_RUN_COLUMNS, partitionChars: 7 },
+  replaced: { tag: 'R', table: 'runs', columns: REPLACING_RUN_COLUMNS, partitionChars: 7 },
   run_steps: { tag: 'S', table: 'run_steps', columns: STEP_COLUMNS, partitionChars: 7 },
   otlp_traces: { tag: 'O', table: 'otlp_traces', columns: TRACE_COLUMNS, partitionChars: 10 },
 };
@@ -127,9 +80,9 @@ function appendLines(text: string, tag: string, rows: readonly object[], columns
  * holds a raw newline, so lines split on it.
  */
 export function encodeWrite(write: RunWrite): Buffer {
-  let text = appendLines(write.projectId, RUN_TABLES.live_runs.tag, write.live, LIVE_COLUMNS);
-  text = appendLines(text, RUN_TABLES.runs.tag, write.finished, FINISHED_COLUMNS);
-  text = appendLines(text, RUN_TABLES.replaced.tag, write.replaced, REPLACED_COLUMNS);
+  let text = appendLines(write.projectId, RUN_TABLES.live_runs.tag, write.live, LIVE_RUN_COLUMNS);
+  text = appendLines(text, RUN_TABLES.runs.tag, write.finished, FINISHED_RUN_COLUMNS);
+  text = appendLines(text, RUN_TABLES.replaced.tag, write.replaced, REPLACING_RUN_COLUMNS);
   text = appendLines(text, RUN_TABLES.run_steps.tag, write.steps, STEP_COLUMNS);
   text = appendLines(text, RUN_TABLES.otlp_traces.tag, write.traces, TRACE_COLUMNS);
   return Buffer.from(text, 'utf8');

@@ -6,16 +6,16 @@ import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../d
 import { AppError, conflict, invalidFields, notFound, validationError } from '../errors';
 import { uuidv7 } from '../ids';
 import type { PriceTable } from '../pricing/prices';
+import type { Run } from '../runs/model';
+import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
 import {
   toRun,
   type FinishedRunRow,
   type LiveRunRow,
-  type Run,
   type RunTotals,
   type StepRow,
   type VersionedRunRow,
-} from '../runs/model';
-import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
+} from '../runs/tables';
 import { abandonStaleRuns } from './abandon';
 import { Batcher } from './batcher';
 import { finishedRowOf, liveRowOf, mergeSteps, nextVersion, toStepRow, totalsOf } from './derive';
@@ -31,7 +31,7 @@ export interface IngestEvents {
   loopDetected(run: Run): void;
 }
 
-export interface IngestDependencies {
+export interface IngestServiceDependencies {
   ch: ClickHouseStore;
   runs: RunStore;
   writer: RunWriter;
@@ -58,7 +58,7 @@ const fieldError = (path: string, message: string) => invalidFields([{ path, mes
 type WholeRunItem = BatchItem & { status: FinishInput['status'] };
 const isWholeRun = (item: BatchItem): item is WholeRunItem => item.status !== undefined;
 
-export function ingestService(dependencies: IngestDependencies) {
+export function ingestService(dependencies: IngestServiceDependencies) {
   const { ch, runs, writer, clock, log, loopThresholds, prices, runAbandonAfterSeconds, missRetryMs, events } =
     dependencies;
   // Steps and finish calls read their run first: in the head when it has writes not yet flushed, else in
@@ -99,12 +99,16 @@ export function ingestService(dependencies: IngestDependencies) {
     if (stillRunning && timestamp.getTime() < now.getTime() - runAbandonAfterSeconds * 1000) {
       throw fieldError(
         'timestamp',
-        `a running run must have started within the last ${runAbandonAfterSeconds} s; report an older run finished, through the batch endpoint`,
+        `a running run must have started within the last ${runAbandonAfterSeconds} s; ` +
+          'report an older run finished, through the batch endpoint',
       );
     }
   }
 
-  /** When a run finished: as sent, else now; never before its start (a run starting up to 5 minutes ahead, finished now, would be). */
+  /**
+   * When a run finished: as sent, else now; never before its start (a run starting up to 5 minutes ahead, finished
+   * now, would be).
+   */
   function finishTime(start: Date, sent: Date | undefined, now: Date): Date {
     const finishedAt = sent ?? now;
     if (finishedAt < start) throw fieldError('finished_at', 'must not be before timestamp');
@@ -162,7 +166,10 @@ export function ingestService(dependencies: IngestDependencies) {
       traces: rows.traces ?? [],
     });
 
-  /** Whole runs not stored yet: a retried batch must not count a run twice. Only an id the client chose can be stored already. */
+  /**
+   * Whole runs not stored yet: a retried batch must not count a run twice. Only an id the client chose can be stored
+   * already.
+   */
   async function unrecordedRuns<T extends { key: RunKey; clientChosenId: boolean }>(candidates: T[]): Promise<T[]> {
     const retriable = candidates.filter((candidate) => candidate.clientChosenId).map(({ key }) => key);
     const latest = await findLatestMany(retriable);
@@ -314,8 +321,8 @@ export function ingestService(dependencies: IngestDependencies) {
 
     /**
      * Records runs assembled elsewhere (from OTLP spans), in one record: runs new to the store, new rows for runs
-     * stored before (their older rows are deleted once these are in), their steps, and the traces' spans to keep. Listeners
-     * hear of each new run, and of a loop first found in a run written again.
+     * stored before (their older rows are deleted once these are in), their steps, and the traces' spans to keep.
+     * Listeners hear of each new run, and of a loop first found in a run written again.
      */
     async recordAssembled(
       projectId: string,

@@ -46,7 +46,9 @@ export async function insertLines(
   await ch.insertLines(target, columns, lines, options);
 }
 
-/** Deletes the rows that replacing lines (stored already) replace. A failure is the store's, retried with the segment. */
+/**
+ * Deletes the rows that replacing lines (stored already) replace. A failure is the store's, retried with the segment.
+ */
 export async function deleteReplaced(ch: ClickHouseStore, lines: readonly string[]): Promise<void> {
   const newest = newestVersions(lines);
   for (let i = 0; i < newest.length; i += DELETE_BATCH_RUNS) {

@@ -96,3 +96,5 @@ export function organizationService(pg: PostgresStore) {
       }),
   };
 }
+
+export type OrganizationService = ReturnType<typeof organizationService>;

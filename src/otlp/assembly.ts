@@ -31,7 +31,9 @@ export interface Assembly {
   undo(): void;
 }
 
-/** A trace whose window ended with spans still waiting: they become runs of their own, or, agent spans, stay runs only. */
+/**
+ * A trace whose window ended with spans still waiting: they become runs of their own, or, agent spans, stay runs only.
+ */
 export interface ClosingTrace {
   orphans: AssembledRun[];
   /** Every span that waited: recorded as placed, so that the trace read back never makes them runs again. */
@@ -99,7 +101,9 @@ export class TraceAssembly {
     return this.traces.has(traceKey(projectId, traceId));
   }
 
-  /** Whether the trace may have been evicted within the window: its spans are then to be read back before an export's. */
+  /**
+   * Whether the trace may have been evicted within the window: its spans are then to be read back before an export's.
+   */
   mayHaveEvicted(projectId: string, traceId: string, nowMs: number): boolean {
     const key = traceKey(projectId, traceId);
     return !this.traces.has(key) && this.seen.mightHave(key, nowMs);
@@ -172,7 +176,9 @@ export class TraceAssembly {
     );
   }
 
-  /** Places the waiting spans and the new ones: in runs new with this export, in runs recorded before, or waiting on. */
+  /**
+   * Places the waiting spans and the new ones: in runs new with this export, in runs recorded before, or waiting on.
+   */
   private place(trace: Trace, traceId: string, added: readonly TraceSpan[]) {
     const byAnchor = new Map<TraceSpan, TraceSpan[]>();
     const orphans: TraceSpan[] = [];
@@ -204,7 +210,8 @@ export class TraceAssembly {
     const lateSteps = [...byAnchor]
       .filter(([agent]) => !newAgents.has(agent))
       .map(([agent, steps]) => ({ traceId, agent, steps }));
-    // A new agent span whose own parent is not known yet is a run already, and a step still to place: it keeps its data.
+    // A new agent span whose own parent is not known yet is a run already, and a step still to place: it keeps its
+    // data.
     const placed = [
       ...[...newAgents].filter((agent) => !trace.pending.has(agent.spanId)),
       ...orphans,

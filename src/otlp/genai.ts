@@ -189,13 +189,10 @@ function stepOf(
   const name = asText(span.name ?? '', 1000) ?? '';
   const started_at = new Date(startMs);
   const duration_ms = Math.floor(endMs) - Math.floor(startMs);
+  const common = { type, name, started_at, duration_ms, error };
   if (type === 'tool') {
     return {
-      type,
-      name,
-      started_at,
-      duration_ms,
-      error,
+      ...common,
       tool_name:
         asText(first(attributes, 'gen_ai.tool.name', 'traceloop.entity.name', 'tool.name'), 1000) ||
         name.replace(/^execute_tool /, ''),
@@ -205,11 +202,7 @@ function stepOf(
   }
   const cost = first(attributes, 'gen_ai.usage.cost', 'llm.cost.total');
   return {
-    type,
-    name,
-    started_at,
-    duration_ms,
-    error,
+    ...common,
     input_tokens: asCount(
       first(attributes, 'gen_ai.usage.input_tokens', 'gen_ai.usage.prompt_tokens', 'llm.token_count.prompt'),
     ),
@@ -293,7 +286,8 @@ export function mapSpan(span: OtlpSpan, service: string): MappedSpan {
   } catch (error) {
     // A span we cannot read, whatever the reason, is this span's refusal, never the export's failure.
     return {
-      rejected: `span ${span.spanId}: ${error instanceof UnmappableSpan ? error.message : 'its attributes cannot be read'}`,
+      rejected:
+        `span ${span.spanId}: ` + (error instanceof UnmappableSpan ? error.message : 'its attributes cannot be read'),
     };
   }
 }

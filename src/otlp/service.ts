@@ -1,8 +1,8 @@
 // OpenTelemetry ingest (contract §8): an export, mapped off the event loop (mapping.ts, in mapping-pool.ts's
 // workers), is assembled into runs per trace (assembly.ts) and recorded through the ingest path, spans and runs in
-// one record of the ingest log: acknowledged once durable, like every ingest call. The spans' places in their traces (and the data of spans still waiting for
-// their agent) are in that record too, and in `otlp_traces` once flushed, from where a restarted instance reloads
-// the traces still open.
+// one record of the ingest log: acknowledged once durable, like every ingest call. The spans' places in their
+// traces (and the data of spans still waiting for their agent) are in that record too, and in `otlp_traces` once
+// flushed, from where a restarted instance reloads the traces still open.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
@@ -14,16 +14,17 @@ import { KeyedLock } from '../ingest/run-lock';
 import type { IngestService } from '../ingest/service';
 import type { RunWriter } from '../ingest/writer';
 import type { PriceTable } from '../pricing/prices';
-import type { FinishedRunRow, StepRow, VersionedRunRow } from '../runs/model';
 import type { RunKey } from '../runs/store';
+import type { FinishedRunRow, StepRow, VersionedRunRow } from '../runs/tables';
 import { TraceAssembly, traceKey, type AssembledRun, type Assembly, type ClosingTrace } from './assembly';
 import type { ExportTraceResponse } from './decode';
 import { runIdOf, type TraceSpan } from './genai';
 import type { MappedExport } from './mapping';
 
-export interface OtlpDependencies {
+export interface OtlpServiceDependencies {
   ch: ClickHouseStore;
-  ingest: IngestService;
+  /** How assembled runs are recorded (through the ingest log), and a finished run read back. */
+  ingest: Pick<IngestService, 'recordAssembled' | 'finishedRun'>;
   clock: Clock;
   log: Logger;
   prices: PriceTable;
@@ -78,7 +79,7 @@ type StoredSpan = [
   data?: Pick<TraceSpan, 'service' | 'step' | 'agent'>,
 ];
 
-/** Spans of a trace as `otlp_traces` keeps them: with their data when `waiting` says they still wait for their agent. */
+/** A trace's spans as `otlp_traces` keeps them, with their data while `waiting` says they wait for their agent. */
 function traceRow(
   projectId: string,
   traceId: string,
@@ -129,7 +130,7 @@ export function otlpService({
   prices,
   loopThresholds,
   assemblySeconds,
-}: OtlpDependencies) {
+}: OtlpServiceDependencies) {
   const assembly = new TraceAssembly(assemblySeconds * 1000, clock.now().getTime());
   const traceLock = new KeyedLock();
   let loaded: Promise<void> | undefined;

@@ -42,11 +42,15 @@ const toApiKey = (row: ApiKeyRow) => ({
   last_used_at: toNullableTimestamp(row.last_used_at),
 });
 
-export function projectService(
-  pg: PostgresStore,
-  onKeyRevoked: (keyHash: string) => void,
-  onRetentionChanged: (projectId: string) => void,
-) {
+export interface ProjectServiceDependencies {
+  pg: PostgresStore;
+  /** Told of each key revoked or deleted with its project: it stops working at once on this instance. */
+  keyRevoked: (keyHash: string) => void;
+  /** Told when a project's retention changed: its reads start from the new cutoff at once on this instance. */
+  retentionChanged: (projectId: string) => void;
+}
+
+export function projectService({ pg, keyRevoked, retentionChanged }: ProjectServiceDependencies) {
   async function requireProject(orgId: string, projectId: string) {
     const [row] = await pg.query<ProjectRow>(q.SELECT_PROJECT, [orgId, projectId]);
     if (!row) throw notFound('project');
@@ -72,7 +76,7 @@ export function projectService(
           changes.retention_days ?? null,
         ]);
         if (!row) throw notFound('project');
-        if (changes.retention_days !== undefined) onRetentionChanged(projectId);
+        if (changes.retention_days !== undefined) retentionChanged(projectId);
         return toProject(row);
       } catch (error) {
         if ((error as { code?: string }).code === '23505')
@@ -85,7 +89,7 @@ export function projectService(
       const deleted = await pg.query(q.DELETE_PROJECT, [orgId, projectId]);
       if (deleted.length === 0) throw notFound('project');
       // Its keys went with it; like a revoked key, each stops working at once in this instance.
-      for (const key of keys) onKeyRevoked(key.key_hash);
+      for (const key of keys) keyRevoked(key.key_hash);
     },
     async createKey(orgId: string, projectId: string, name: string) {
       await requireProject(orgId, projectId);
@@ -107,7 +111,7 @@ export function projectService(
       await requireProject(orgId, projectId);
       const [row] = await pg.query<{ key_hash: string }>(q.REVOKE_API_KEY, [projectId, keyId]);
       if (!row) throw notFound('API key');
-      onKeyRevoked(row.key_hash);
+      keyRevoked(row.key_hash);
     },
   };
 }

@@ -1,6 +1,9 @@
-// SQL of the report endpoints: summary, health and the run list. Values are always bound parameters; the only
-// variable SQL text is picked from fixed, allow-listed fragments (measures, filters).
-import { OUTSIDE_WHOLE_HOURS, selectFromRollups, type ReportShape } from './rollups';
+// SQL of the report endpoints: summary, health and time series (and the alert preview, which is the summary's
+// statement over one window), and the run list. Values are always bound parameters; the only variable SQL text is
+// picked from fixed, allow-listed fragments (measures, filters, bucket sizes). Every statement as ClickHouse
+// receives it is in test/reports/golden.
+import { EITHER_TABLE_SELECT } from '../runs/tables';
+import { AS_ROLLUP_COLUMNS, IN_WHOLE_HOURS, OUTSIDE_WHOLE_HOURS, type ReportShape } from './rollups';
 import {
   combinePartials,
   isPercentile,
@@ -11,24 +14,8 @@ import {
   type PartialAggregate,
   type RollupPartial,
 } from './signals';
-import { finishedRunsOfWindow, inWindow, liveNotFinished, runsOfWindow, timeParam } from './window-runs';
-
-export const SUMMARY_MEASURES = [
-  'total_runs',
-  'completed_runs',
-  'completion_rate',
-  'loop_runs',
-  'loop_rate',
-  'avg_cost_usd',
-  'avg_tokens',
-  'duration_p50_ms',
-  'duration_p95_ms',
-  'duration_p99_ms',
-  'total_steps',
-  'total_tool_calls',
-  'unique_agents',
-  'unique_tools',
-] as const satisfies readonly Measure[];
+import { andEach, sql, whereAll } from './sql';
+import { finishedRunsOfWindow, IN_WINDOW, LIVE_NOT_FINISHED, runsOfWindow, timeParam } from './window-runs';
 
 export const HEALTH_MEASURES = [
   'total_runs',
@@ -40,92 +27,127 @@ export const HEALTH_MEASURES = [
   'avg_tokens',
 ] as const satisfies readonly Measure[];
 
-const whereAll = (conditions: readonly string[]) => (conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '');
+/** The summary's measures: health's, then the duration percentiles and what runs did. */
+export const SUMMARY_MEASURES = [
+  ...HEALTH_MEASURES,
+  'duration_p50_ms',
+  'duration_p95_ms',
+  'duration_p99_ms',
+  'total_steps',
+  'total_tool_calls',
+  'unique_agents',
+  'unique_tools',
+] as const satisfies readonly Measure[];
 
 /** The summary's filters: fixed fragments over the runs of a window (and the rollup rows), picked by name. */
 export const SUMMARY_FILTERS = { agent_name: 'run_agent = {agent_name:String}' } as const;
 export type SummaryFilter = keyof typeof SUMMARY_FILTERS;
 
-// The report queries read [window_start, window_end) — the previous and the current window — and tell the two
-// apart by current_start.
-const IS_CURRENT = `run_timestamp >= ${timeParam('current_start')}`;
+// ── Aggregate reports ──────────────────────────────────────────────────────────────────────────────────────────
+// Summary, health, time series and the preview select measures (signals.ts) per group: the window (`is_current`),
+// the agent, the time bucket. A measure is an expression over partial aggregates (counts, exact sums, name sets),
+// which add up across any split of the runs; so the partials of a group may come from one pass over the raw rows
+// (partialsOver), or from the hourly projection for the whole hours plus raw rows for the rest (rollupPartials).
+// Exact percentiles cannot be rolled up: they always come from one pass over the finished rows.
+
+/** A report's groups: each key column's name, and its expression over run_timestamp and run_agent. */
+type GroupKeys = Readonly<Record<string, string>>;
+
+const keyNames = (keys: GroupKeys) => Object.keys(keys).join(', ');
+const keyColumns = (keys: GroupKeys) =>
+  Object.entries(keys)
+    .map(([name, expression]) => `${expression} AS ${name}`)
+    .join(', ');
+
+/** Conditions over the run_* columns (SUMMARY_FILTERS' fragments). */
+type Filters = readonly string[];
 
 const rolledUp = (partial: PartialAggregate): partial is RollupPartial => !isPercentile(partial);
 
-/**
- * The partials of the measures per group (`keys`: name → expression over run_timestamp and run_agent), over
- * both windows. `raw`: one pass over the runs. `rollups`: the hourly projection for the windows' whole hours,
- * plus the raw rows of the rest (the partial hours at the edges, and the running runs), without the percentiles.
- */
-function selectGroupPartials(
-  keys: Record<string, string>,
-  measures: readonly Measure[],
-  filters: readonly string[],
-  shape: ReportShape,
-) {
-  const names = Object.keys(keys).join(', ');
-  const keyColumns = Object.entries(keys)
-    .map(([name, expression]) => `${expression} AS ${name}`)
-    .join(', ');
-  if (shape === 'raw') {
-    return `
-    SELECT ${keyColumns}, ${selectPartials(partialsOf(measures), 'raw')}
-    FROM (${runsOfWindow()}) ${whereAll(filters)}
-    GROUP BY ${names}`;
-  }
-  const partials = partialsOf(measures).filter(rolledUp);
-  return `
-    SELECT ${names}, ${combinePartials(partials)}
-    FROM (
-      SELECT * FROM (${selectFromRollups(`${keyColumns}, ${selectPartials(partials, 'rollup')}`, filters, names)})
-      UNION ALL
-      SELECT ${keyColumns}, ${selectPartials(partials, 'raw')}
-      FROM (${runsOfWindow(OUTSIDE_WHOLE_HOURS)}) ${whereAll(filters)}
-      GROUP BY ${names})
-    GROUP BY ${names}`;
-}
+/** The partials per group in one pass over some runs (window-runs.ts), of those matching `filters`. */
+const partialsOver = (runs: string, keys: GroupKeys, partials: readonly PartialAggregate[], filters: Filters) => sql`
+  SELECT ${keyColumns(keys)},
+    ${selectPartials(partials, 'raw')}
+  FROM (
+    ${runs}
+  ) ${whereAll(filters)}
+  GROUP BY ${keyNames(keys)}`;
 
 /**
- * Measures per group of one key (`name`: an expression over run_timestamp and run_agent). With rollups, the
- * groups' partials are joined with the exact duration percentiles asked for, which need every finished run's
- * duration (the one column whose read grows with the window).
+ * The partials per group from the hourly projection of `runs` for the windows' whole hours, added up with one pass
+ * over the rest: the finished runs of the partial hours at the windows' edges, and the running runs. The first
+ * SELECT's aggregates are the projection's own expressions, which is what lets ClickHouse answer it from there; it
+ * is a subquery of its own because a WITH at the head of a UNION would define its aliases for every SELECT of it.
  */
-function selectKeyedMeasures(
-  name: string,
-  expression: string,
+const rollupPartials = (keys: GroupKeys, partials: readonly RollupPartial[], filters: Filters) => sql`
+  SELECT ${keyNames(keys)},
+    ${combinePartials(partials)}
+  FROM (
+    SELECT * FROM (
+      ${AS_ROLLUP_COLUMNS}
+      SELECT ${keyColumns(keys)},
+        ${selectPartials(partials, 'rollup')}
+      FROM runs
+      WHERE ${IN_WHOLE_HOURS}${andEach(filters)}
+      GROUP BY ${keyNames(keys)})
+    UNION ALL
+    ${partialsOver(runsOfWindow([OUTSIDE_WHOLE_HOURS]), keys, partials, filters)})
+  GROUP BY ${keyNames(keys)}`;
+
+/** The partials of the measures per group, over the runs of both windows; with rollups, without the percentiles. */
+const partialsPerGroup = (keys: GroupKeys, measures: readonly Measure[], filters: Filters, shape: ReportShape) =>
+  shape === 'raw'
+    ? partialsOver(runsOfWindow(), keys, partialsOf(measures), filters)
+    : rollupPartials(keys, partialsOf(measures).filter(rolledUp), filters);
+
+/** What the measures per group are selected from: their partials, and the percentiles they need. */
+function measuresSource(keys: GroupKeys, measures: readonly Measure[], filters: Filters, shape: ReportShape) {
+  const percentiles = partialsOf(measures).filter(isPercentile);
+  const finishedOnly = partialsOf(measures).every((partial) => isPercentile(partial) || partial === 'finished');
+  if (percentiles.length > 0 && finishedOnly) {
+    // Percentiles over the finished runs and their count (a preview's percentile and its sample): one pass over the
+    // finished rows gives both, where rollups would add a second read and running runs count for neither.
+    return sql`
+      (
+        ${partialsOver(finishedRunsOfWindow(), keys, ['finished', ...percentiles], filters)}
+      )`;
+  }
+  const groupPartials = sql`
+    (
+      ${partialsPerGroup(keys, measures, filters, shape)}
+    ) AS partials`;
+  if (shape === 'raw' || percentiles.length === 0) return groupPartials;
+  // Rollups hold no percentiles: the exact ones need every finished run's duration, the one column whose read grows
+  // with the window, and are joined to the groups from one pass over the finished rows.
+  return sql`
+    ${groupPartials}
+    LEFT JOIN (
+      ${partialsOver(finishedRunsOfWindow(), keys, percentiles, filters)}
+    ) AS durations USING ${keyNames(keys)}`;
+}
+
+/** Measures per group, of the runs that match the filters. */
+function selectMeasuresPer(
+  keys: GroupKeys,
   measures: readonly Measure[],
   filters: readonly SummaryFilter[],
   shape: ReportShape,
 ) {
-  const conditions = filters.map((filter) => SUMMARY_FILTERS[filter]);
-  const percentiles = partialsOf(measures).filter(isPercentile);
-  if (
-    percentiles.length > 0 &&
-    partialsOf(measures).every((partial) => isPercentile(partial) || partial === 'finished')
-  ) {
-    // Percentiles over the finished runs and their count (a preview's percentile and its sample): one pass over the
-    // finished rows gives both, where rollups would add a second read and running runs count for neither.
-    return `
-  SELECT ${name}, ${selectMeasures(measures)}
-  FROM (
-    SELECT ${expression} AS ${name}, ${selectPartials(['finished', ...percentiles], 'raw')}
-    FROM (${finishedRunsOfWindow()}) ${whereAll(conditions)}
-    GROUP BY ${name})`;
-  }
-  const partials = `(${selectGroupPartials({ [name]: expression }, measures, conditions, shape)}) AS partials`;
-  return `
-  SELECT ${name}, ${selectMeasures(measures)}
-  FROM ${
-    shape === 'raw' || percentiles.length === 0
-      ? partials
-      : `${partials}
-  LEFT JOIN (
-    SELECT ${expression} AS ${name}, ${selectPartials(percentiles, 'raw')}
-    FROM (${finishedRunsOfWindow()}) ${whereAll(conditions)}
-    GROUP BY ${name}
-  ) AS durations USING ${name}`
-  }`;
+  const source = measuresSource(
+    keys,
+    measures,
+    filters.map((filter) => SUMMARY_FILTERS[filter]),
+    shape,
+  );
+  return sql`
+    SELECT ${keyNames(keys)},
+      ${selectMeasures(measures)}
+    FROM ${source}`;
 }
+
+// The report queries read [window_start, window_end) — the previous and the current window — and tell the two
+// apart by current_start.
+const IS_CURRENT = `run_timestamp >= ${timeParam('current_start')}`;
 
 /**
  * Both windows in one query (two columns of durations are read with rollups); the summary's measures unless
@@ -136,7 +158,7 @@ export const selectSummary = (
   filters: readonly SummaryFilter[],
   shape: ReportShape,
   measures: readonly Measure[] = SUMMARY_MEASURES,
-) => selectKeyedMeasures('is_current', IS_CURRENT, measures, filters, shape);
+) => selectMeasuresPer({ is_current: IS_CURRENT }, measures, filters, shape);
 
 /** The measures of a time-series bucket: the summary's but its distinct counts (contract §9). */
 export const TIMESERIES_MEASURES = SUMMARY_MEASURES.filter(
@@ -152,6 +174,9 @@ export const BUCKET_INTERVALS = {
 } as const;
 export type BucketUnit = keyof typeof BUCKET_INTERVALS;
 
+const bucketStart = (unit: BucketUnit) =>
+  `toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, ${BUCKET_INTERVALS[unit]}, 'UTC'), 3, 'UTC'))`;
+
 /**
  * Per UTC-aligned bucket of the window [window_start, window_end), every time-series measure over the runs that
  * started in both; buckets without runs have no row, and `bucket_start` is in milliseconds since the epoch. `raw`:
@@ -160,21 +185,20 @@ export type BucketUnit = keyof typeof BUCKET_INTERVALS;
  * parameters are the summary's, with an empty previous window.
  */
 export const selectTimeseries = (filters: readonly SummaryFilter[], unit: BucketUnit, shape: ReportShape) =>
-  selectKeyedMeasures(
-    'bucket_start',
-    `toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, ${BUCKET_INTERVALS[unit]}, 'UTC'), 3, 'UTC'))`,
-    TIMESERIES_MEASURES,
-    filters,
-    shape,
-  );
+  selectMeasuresPer({ bucket_start: bucketStart(unit) }, TIMESERIES_MEASURES, filters, shape);
 
 /**
  * Per agent and window, every health measure; the service keeps the previous window's total_runs only. Same
  * parameters as the summary.
  */
-export const selectHealth = (shape: ReportShape) => `
-  SELECT agent_name, is_current, ${selectMeasures(HEALTH_MEASURES)}
-  FROM (${selectGroupPartials({ is_current: IS_CURRENT, agent_name: 'run_agent' }, HEALTH_MEASURES, [], shape)})`;
+export const selectHealth = (shape: ReportShape) => sql`
+  SELECT agent_name, is_current,
+    ${selectMeasures(HEALTH_MEASURES)}
+  FROM (
+    ${partialsPerGroup({ is_current: IS_CURRENT, agent_name: 'run_agent' }, HEALTH_MEASURES, [], shape)}
+  )`;
+
+// ── The run list ───────────────────────────────────────────────────────────────────────────────────────────────
 
 /**
  * The run list's filters, one fixed fragment per table: live rows are all `running`, so a status filter
@@ -187,17 +211,20 @@ export const RUN_FILTERS = {
 } as const;
 export type RunFilter = keyof typeof RUN_FILTERS;
 
-const andFilters = (filters: readonly RunFilter[], side: 'finished' | 'live') =>
-  filters.map((filter) => `\n    AND ${RUN_FILTERS[filter][side]}`).join('');
+const runFilters = (filters: readonly RunFilter[], side: 'finished' | 'live') =>
+  andEach(filters.map((filter) => RUN_FILTERS[filter][side]));
 
-const countFinished = (filters: readonly RunFilter[]) =>
-  `(SELECT count() FROM runs WHERE ${inWindow()}${andFilters(filters, 'finished')})`;
-const selectLive = (filters: readonly RunFilter[]) =>
-  `FROM live_runs FINAL WHERE ${liveNotFinished()}${andFilters(filters, 'live')}`;
+/** The finished runs of the window that match, as a subquery. */
+const countFinished = (filters: readonly RunFilter[]) => sql`
+  (SELECT count() FROM runs WHERE ${IN_WINDOW}${runFilters(filters, 'finished')})`;
+
+/** The running runs of the window that match: a FROM and its WHERE. */
+const fromLive = (filters: readonly RunFilter[]) => sql`
+  FROM live_runs FINAL WHERE ${LIVE_NOT_FINISHED}${runFilters(filters, 'live')}`;
 
 /** How many runs of the window [window_start, window_end) match (for a page past the last run). */
-export const countRuns = (filters: readonly RunFilter[]) => `
-  SELECT ${countFinished(filters)} + (SELECT count() ${selectLive(filters)}) AS total`;
+export const countRuns = (filters: readonly RunFilter[]) => sql`
+  SELECT ${countFinished(filters)} + (SELECT count() ${fromLive(filters)}) AS total`;
 
 // Ids sort by their canonical string form (ClickHouse orders UUID values differently).
 const RUN_ORDER = 'timestamp DESC, run_id DESC';
@@ -210,39 +237,39 @@ const RUN_ORDER = 'timestamp DESC, run_id DESC';
  * LIMIT, and the outer one carries that count to every key of the page. Read-in-order buffering is off: with a
  * LIMIT it reads far ahead of the few granules a page needs.
  */
-export const selectPageKeys = (filters: readonly RunFilter[]) => `
+export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
   SELECT timestamp, run_id AS id, live, ${countFinished(filters)} + max(live_total) OVER () AS total
   FROM (
     SELECT timestamp, toString(id) AS run_id, true AS live, count() OVER () AS live_total
-    ${selectLive(filters)}
+    ${fromLive(filters)}
     ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
     UNION ALL
     SELECT timestamp, toString(id) AS run_id, false AS live, 0 AS live_total FROM runs
-    WHERE ${inWindow()}${andFilters(filters, 'finished')}
+    WHERE ${IN_WINDOW}${runFilters(filters, 'finished')}
     ORDER BY timestamp DESC LIMIT {page_end:UInt64} WITH TIES
   )
   ORDER BY ${RUN_ORDER}
   LIMIT {limit:UInt64} OFFSET {offset:UInt64}
   SETTINGS read_in_order_use_buffering = 0`;
 
-const RUN_COLUMNS =
-  'project_id, timestamp, id, agent_name, input, metadata, loop_detected, loop_step_index, total_steps, total_tokens, total_cost_usd, tool_calls, tool_names';
-// A running run has none of these; it reads as placeholders of the same types, and `status` tells it apart.
-const FINISHED_COLUMNS = 'status, finished_at, duration_ms, output, termination_reason, termination_detail';
-const RUNNING_PLACEHOLDERS = "'running', toDateTime64(0, 3, 'UTC'), toUInt64(0), '', '', ''";
-const pageRange = (side: 'finished' | 'live') => `project_id = {project_id:UUID}
+/** A side's page rows, through the primary key (the time range of its keys) and its ids. */
+const pageRange = (side: 'finished' | 'live') => sql`
+  project_id = {project_id:UUID}
     AND timestamp >= {${side}_first:DateTime64(3, 'UTC')} AND timestamp <= {${side}_last:DateTime64(3, 'UTC')}
     AND id IN {${side}_ids:Array(UUID)}`;
 
-/**
- * Phase two, in one statement: the whole rows of a page's keys, found through the primary key (each side's time
- * range) and ids: finished runs from `runs`, running ones from `live_runs`. Only the sides the page has.
- */
-export const selectPageRows = (sides: readonly ('finished' | 'live')[]) =>
-  sides
-    .map((side) =>
-      side === 'finished'
-        ? `SELECT ${RUN_COLUMNS}, ${FINISHED_COLUMNS} FROM runs WHERE ${pageRange('finished')}`
-        : `SELECT ${RUN_COLUMNS}, ${RUNNING_PLACEHOLDERS} FROM live_runs FINAL WHERE ${pageRange('live')}`,
-    )
-    .join('\n  UNION ALL\n  ');
+/** Each side's whole rows of a page, in the one shape of runs/tables.ts: finished runs, and running ones. */
+const PAGE_ROWS = {
+  finished: sql`
+    SELECT ${EITHER_TABLE_SELECT.runs}
+    FROM runs
+    WHERE ${pageRange('finished')}`,
+  live: sql`
+    SELECT ${EITHER_TABLE_SELECT.live_runs}
+    FROM live_runs FINAL
+    WHERE ${pageRange('live')}`,
+};
+
+/** Phase two, in one statement: the whole rows of a page's keys, of only the sides the page has. */
+export const selectPageRows = (sides: readonly (keyof typeof PAGE_ROWS)[]) =>
+  sides.map((side) => PAGE_ROWS[side]).join('\nUNION ALL\n');

@@ -2,7 +2,8 @@
 // `runs` (one row per agent and hour, schema/clickhouse/0002_run_rollups.sql), and only the partial hours at
 // their edges, the running runs and the exact percentiles from raw rows. Values always travel as bound parameters.
 import { toClickHouseTime } from '../db/clickhouse';
-import { timeParam, type TimeRange } from './window-runs';
+import { sql } from './sql';
+import { runInputs, timeParam, type TimeRange } from './window-runs';
 
 const HOUR_MS = 3_600_000;
 
@@ -51,33 +52,22 @@ const [PREVIOUS_START, PREVIOUS_END, CURRENT_START, CURRENT_END] = [
  * Finished rows outside the whole hours: the partial hours at the windows' edges. The previous window's whole
  * hours end before the current window's begin, so the rest is three ranges of the primary key.
  */
-export const OUTSIDE_WHOLE_HOURS = `(timestamp < ${PREVIOUS_START}
+export const OUTSIDE_WHOLE_HOURS = sql`
+  (timestamp < ${PREVIOUS_START}
     OR (timestamp >= ${PREVIOUS_END} AND timestamp < ${CURRENT_START})
     OR timestamp >= ${CURRENT_END})`;
 
 /**
- * The finished rows of `runs` under the names of a run's columns in `runsOfWindow` (window-runs.ts), with the
- * hour for the start time: the rollup forms of the partials (signals.ts) then read as the hourly projection's
- * aggregates, and ClickHouse answers them from it. A WITH alias is replaced by its expression before that match.
+ * The run_* columns of the measures (window-runs.ts) over the finished rows of `runs`, with the hour for the start
+ * time: the rollup forms of the partials (signals.ts) then read as the hourly projection's aggregates, and
+ * ClickHouse answers them from it. A WITH alias is replaced by its expression before that match.
  */
-const AS_ROLLUP_COLUMNS = `WITH toStartOfHour(timestamp) AS run_timestamp, agent_name AS run_agent,
-    status = 'completed' AS run_completed, loop_detected AS run_loop, total_cost_usd AS run_cost,
-    total_tokens AS run_tokens, total_steps AS run_steps, tool_calls AS run_tool_calls, tool_names AS run_tool_names`;
+export const AS_ROLLUP_COLUMNS = sql`
+  WITH
+    ${runInputs('rollup')}`;
 
-/**
- * A SELECT over the whole hours of both windows, answered from the hourly projection: `select` lists key
- * expressions (over run_timestamp, run_agent) and rollup partials, `also` narrows further (run_agent = …).
- */
-export const selectFromRollups = (select: string, also: readonly string[], groupBy: string) => `
-  ${AS_ROLLUP_COLUMNS}
-  SELECT ${select}
-  FROM runs
-  WHERE project_id = {project_id:UUID}
+/** The rows of the whole hours of both windows, in the terms of AS_ROLLUP_COLUMNS. */
+export const IN_WHOLE_HOURS = sql`
+  project_id = {project_id:UUID}
     AND ((run_timestamp >= ${PREVIOUS_START} AND run_timestamp < ${PREVIOUS_END})
-      OR (run_timestamp >= ${CURRENT_START} AND run_timestamp < ${CURRENT_END}))${also
-        .map(
-          (condition) => `
-    AND ${condition}`,
-        )
-        .join('')}
-  GROUP BY ${groupBy}`;
+      OR (run_timestamp >= ${CURRENT_START} AND run_timestamp < ${CURRENT_END}))`;

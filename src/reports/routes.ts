@@ -1,14 +1,11 @@
 // HTTP declarations of the reports (contract section 5): the run list, the summary and the per-agent health.
 import { z } from 'zod';
-import type { Clock } from '../clock';
-import type { ClickHouseStore, QueryLimits } from '../db/clickhouse';
 import { defineRoute } from '../http/route';
 import { count, pagingFields, pathParams, text, timestamp, timestampOut } from '../http/schemas';
 import { RUN_STATUSES, runSchema } from '../runs/model';
-import type { RetainedFrom } from '../retention/cutoffs';
 import type { FlushBarrier } from '../runs/store';
 import { BUCKET_INTERVALS, HEALTH_MEASURES, SUMMARY_MEASURES, TIMESERIES_MEASURES } from './queries';
-import { reportService } from './service';
+import type { reportService } from './service';
 
 const tag = 'Reports';
 const params = pathParams('projectID');
@@ -72,26 +69,14 @@ export const timeseriesSchema = z
   })
   .meta({ id: 'Timeseries' });
 
-export function reportRoutes(
-  ch: ClickHouseStore,
-  clock: Clock,
-  limits: QueryLimits,
-  flushed: FlushBarrier,
-  retainedFrom: RetainedFrom,
-) {
-  const reports = reportService(ch, clock, limits, retainedFrom);
+export function reportRoutes(reports: ReturnType<typeof reportService>, flushed: FlushBarrier) {
+  // Route declarations are a table: the route, then its checks and schemas, then its handler, a line or two each.
+  // prettier-ignore
   return [
     defineRoute({
-      method: 'get',
-      path: '/projects/:projectID/agent/runs',
-      operationId: 'listRuns',
-      tag,
+      method: 'get', path: '/projects/:projectID/agent/runs', operationId: 'listRuns', tag,
       summary: 'The runs of a window, newest first (then by id, descending); X-Total-Count holds how many match',
-      auth: { kind: 'projectRead' },
-      transport: 'lean',
-      params,
-      query: runsQuery,
-      response: z.array(runSchema),
+      auth: { kind: 'projectRead' }, params, query: runsQuery, response: z.array(runSchema),
       responseHeaders: { 'X-Total-Count': count.describe('How many runs match, before limit and offset') },
       handler: async ({ params, query, res }) => {
         await flushed(params.projectID);
@@ -103,15 +88,10 @@ export function reportRoutes(
       },
     }),
     defineRoute({
-      method: 'get',
-      path: '/projects/:projectID/agent/summary',
-      operationId: 'getSummary',
-      tag,
+      method: 'get', path: '/projects/:projectID/agent/summary', operationId: 'getSummary', tag,
       summary:
         'Signals of the runs of a window ("current") and of the window of the same length before it ("previous")',
-      auth: { kind: 'projectRead' },
-      transport: 'lean',
-      params,
+      auth: { kind: 'projectRead' }, params,
       query: z.strictObject({ ...windowFields, agent_name: agentName.optional() }),
       response: z.object({ current: summaryEntrySchema, previous: summaryEntrySchema }).meta({ id: 'Summary' }),
       handler: async ({ params, query }) => {
@@ -120,34 +100,21 @@ export function reportRoutes(
       },
     }),
     defineRoute({
-      method: 'get',
-      path: '/projects/:projectID/agent/timeseries',
-      operationId: 'getTimeseries',
-      tag,
+      method: 'get', path: '/projects/:projectID/agent/timeseries', operationId: 'getTimeseries', tag,
       summary:
-        "The window in UTC-aligned buckets, each with the summary's measures (but its distinct counts); empty buckets with zeros",
-      auth: { kind: 'projectRead' },
-      transport: 'lean',
-      params,
-      query: timeseriesQuery,
-      response: timeseriesSchema,
+        "The window in UTC-aligned buckets, each with the summary's measures (but its distinct counts); " +
+        'empty buckets with zeros',
+      auth: { kind: 'projectRead' }, params, query: timeseriesQuery, response: timeseriesSchema,
       handler: async ({ params, query }) => {
         await flushed(params.projectID);
         return reports.timeseries(params.projectID, reports.windows(query).current, query.bucket, query.agent_name);
       },
     }),
     defineRoute({
-      method: 'get',
-      path: '/projects/:projectID/agent/health',
-      operationId: 'listAgentHealth',
-      tag,
+      method: 'get', path: '/projects/:projectID/agent/health', operationId: 'listAgentHealth', tag,
       summary:
         'One entry per agent with runs in the window or the one before it, by total_runs descending, then agent_name',
-      auth: { kind: 'projectRead' },
-      transport: 'lean',
-      params,
-      query: z.strictObject(windowFields),
-      response: z.array(healthEntrySchema),
+      auth: { kind: 'projectRead' }, params, query: z.strictObject(windowFields), response: z.array(healthEntrySchema),
       handler: async ({ params, query }) => {
         await flushed(params.projectID);
         return reports.health(params.projectID, reports.windows(query));

@@ -3,12 +3,13 @@ import type { Clock } from '../clock';
 import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import { AppError } from '../errors';
 import { STORABLE_TIMES } from '../http/schemas';
-import { toRun, type FinishedRunRow, type Run, type RunColumns, type RunStatus } from '../runs/model';
+import type { Run, RunStatus } from '../runs/model';
+import { storedRun, toRun, type FinishedRunRow, type RunningRunRow } from '../runs/tables';
 import type { RetainedFrom } from '../retention/cutoffs';
 import * as q from './queries';
 import { reportShape, wholeHourParams } from './rollups';
-import type { TimeRange } from './window-runs';
 import type { Measure } from './signals';
+import { retainedPart, type TimeRange } from './window-runs';
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 30;
@@ -98,35 +99,14 @@ const byCodePoints = (a: string, b: string) => Buffer.compare(Buffer.from(a), Bu
 /** A key of a page's first phase: a finished or a running run's, with the number of runs that match. */
 type PageKey = { timestamp: string; id: string; live: boolean | number; total: number };
 /** A row of a page's second phase: a finished run, or a running one with placeholders for the finished columns. */
-type PageRow = FinishedRunRow | (Omit<FinishedRunRow, 'status'> & { status: 'running' });
+type PageRow = FinishedRunRow | RunningRunRow;
 const isLive = (key: PageKey) => key.live === true || key.live === 1;
 const keyOf = (row: { timestamp: string; id: string }) => `${row.timestamp}|${row.id}`;
 
-/** A page row as stored: a running run's without the placeholders. */
-function storedRow(row: PageRow): FinishedRunRow | RunColumns {
-  if (row.status !== 'running') return row;
-  const {
-    status: _status,
-    finished_at: _finishedAt,
-    duration_ms: _duration,
-    output: _output,
-    termination_reason: _reason,
-    termination_detail: _detail,
-    ...live
-  } = row;
-  return live;
-}
-
-/** A range without what lies before `start`: empty (at `start`) when it ends before it. */
-function from(range: TimeRange, start: Date): TimeRange {
-  const later = (date: Date) => (date < start ? start : date);
-  return { from: later(range.from), to: later(range.to) };
-}
-
 /** Windows without the runs past the project's retention (contract §3): those are never counted. */
 const retained = (windows: ReportWindows, start: Date): ReportWindows => ({
-  previous: from(windows.previous, start),
-  current: from(windows.current, start),
+  previous: retainedPart(windows.previous, start),
+  current: retainedPart(windows.current, start),
 });
 
 export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLimits, retainedFrom: RetainedFrom) {
@@ -154,7 +134,7 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
       const row = rows.get(keyOf(key));
       // A key whose row is gone by the second phase (a running run's tombstone merged away, a partition dropped
       // by the TTL) is skipped.
-      return row ? [toRun(storedRow(row))] : [];
+      return row ? [toRun(storedRun(row))] : [];
     });
   }
 
@@ -294,7 +274,7 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
       page: Page,
       filters: RunFilters,
     ): Promise<{ runs: Run[]; total: number }> {
-      const window = from(sent, await retainedFrom(projectId));
+      const window = retainedPart(sent, await retainedFrom(projectId));
       const used = (Object.keys(q.RUN_FILTERS) as q.RunFilter[]).filter((filter) => filters[filter] !== undefined);
       const params = {
         project_id: projectId,

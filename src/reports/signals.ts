@@ -7,7 +7,8 @@
 // exact, both paths give the same value to the last bit.
 import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import { STORABLE_TIMES } from '../http/schemas';
-import { runsOfWindow } from './window-runs';
+import { sql } from './sql';
+import { retainedPart, runsOfWindow } from './window-runs';
 
 /**
  * Partial aggregates: counts, exact sums and sets of names, which add up across any split of the runs. Each has
@@ -68,28 +69,29 @@ export const isPercentile = (partial: PartialAggregate): boolean =>
   (PARTIALS[partial] as PartialDefinition).level !== undefined;
 
 /**
- * `fragment AS p_name, …`: the partials of one source (raw rows or rollup rows). The percentiles asked for come
- * from one aggregate over the durations, of just their levels: one percentile (a preview's) sorts less than three,
- * and a level's value does not depend on the others computed beside it.
+ * The percentiles asked for, from one aggregate over the durations of just their levels: one percentile (a
+ * preview's) sorts less than three, and a level's value does not depend on the others computed beside it.
  */
+function selectPercentiles(percentiles: readonly PartialAggregate[]): string[] {
+  if (percentiles.length === 0) return [];
+  const levels = percentiles.map((partial) => (PARTIALS[partial] as PartialDefinition).level).join(', ');
+  return [
+    `quantilesExactInclusiveIf(${levels})(run_duration_ms, run_finished) AS p_durations`,
+    ...percentiles.map((partial, i) => `p_durations[${i + 1}] AS ${column(partial)}`),
+  ];
+}
+
+/** `fragment AS p_name`, a line each: the partials of one source (raw rows or rollup rows). */
 export function selectPartials(partials: readonly PartialAggregate[], source: 'raw' | 'rollup'): string {
-  const percentiles = partials.filter(isPercentile);
-  const durations =
-    percentiles.length === 0
-      ? []
-      : [
-          `quantilesExactInclusiveIf(${percentiles.map((partial) => (PARTIALS[partial] as PartialDefinition).level).join(', ')})(run_duration_ms, run_finished) AS p_durations`,
-          ...percentiles.map((partial, i) => `p_durations[${i + 1}] AS ${column(partial)}`),
-        ];
   const others = partials
     .filter((partial) => !isPercentile(partial))
     .map((partial) => `${(PARTIALS[partial] as PartialDefinition)[source]} AS ${column(partial)}`);
-  return [...others, ...durations].join(',\n    ');
+  return [...others, ...selectPercentiles(partials.filter(isPercentile))].join(',\n');
 }
 
-/** `sum(p_runs) AS p_runs, …`: the parts of one group put together. */
+/** `sum(p_runs) AS p_runs`, a line each: the parts of one group put together. */
 export const combinePartials = (partials: readonly RollupPartial[]): string =>
-  partials.map((partial) => `${PARTIALS[partial].combine}(${column(partial)}) AS ${column(partial)}`).join(',\n    ');
+  partials.map((partial) => `${PARTIALS[partial].combine}(${column(partial)}) AS ${column(partial)}`).join(',\n');
 
 interface MeasureDefinition {
   sql: string;
@@ -126,9 +128,9 @@ export const partialsOf = (measures: readonly Measure[]): PartialAggregate[] => 
   ...new Set(measures.flatMap((name) => MEASURES[name].uses)),
 ];
 
-/** `expression AS name, …` for a SELECT list over partials; only allow-listed names reach the SQL text. */
+/** `expression AS name`, a line each, for a SELECT list over partials; only allow-listed names reach the SQL text. */
 export const selectMeasures = (measures: readonly Measure[]): string =>
-  measures.map((name) => `${MEASURES[name].sql} AS ${name}`).join(',\n    ');
+  measures.map((name) => `${MEASURES[name].sql} AS ${name}`).join(',\n');
 
 export const AGGREGATE_SIGNALS = [
   'total_runs',
@@ -193,30 +195,38 @@ function toReadings(row: Partial<MeasureRow> | undefined): SignalReadings {
  * so hundreds of rules over a few window lengths cost about as much as one.
  */
 const SCOPE_GROUPINGS = {
-  all: { where: '', groupBy: 'GROUP BY window_index', allAgents: 'true' },
+  all: { where: '', groupBy: 'GROUP BY window_index', allAgents: 'true', agentName: "''" },
   agents: {
     where: 'WHERE run_agent IN {scope_agents:Array(String)}',
     groupBy: 'GROUP BY window_index, run_agent',
     allAgents: 'false',
+    agentName: 'run_agent',
   },
   both: {
     where: '',
     groupBy: 'GROUP BY GROUPING SETS ((window_index, run_agent), (window_index))',
     allAgents: 'grouping(run_agent) = 1',
+    agentName: 'run_agent',
   },
 } as const;
 
-export const selectScopedSignals = (grouping: keyof typeof SCOPE_GROUPINGS) => `
-  SELECT window_index, all_agents, agent_name, ${selectMeasures(READING_MEASURES)}
-  FROM (
-    SELECT window_index, ${SCOPE_GROUPINGS[grouping].allAgents} AS all_agents, ${grouping === 'all' ? "''" : 'run_agent'} AS agent_name,
-      ${selectPartials(partialsOf(READING_MEASURES), 'raw')}
-    FROM (${runsOfWindow()})
-    ARRAY JOIN arrayFilter(
-      i -> run_timestamp >= {window_starts:Array(DateTime64(3, 'UTC'))}[i],
-      range(1, length({window_starts:Array(DateTime64(3, 'UTC'))}) + 1)) AS window_index
-    ${SCOPE_GROUPINGS[grouping].where}
-    ${SCOPE_GROUPINGS[grouping].groupBy})`;
+export function selectScopedSignals(grouping: keyof typeof SCOPE_GROUPINGS): string {
+  const { where, groupBy, allAgents, agentName } = SCOPE_GROUPINGS[grouping];
+  return sql`
+    SELECT window_index, all_agents, agent_name,
+      ${selectMeasures(READING_MEASURES)}
+    FROM (
+      SELECT window_index, ${allAgents} AS all_agents, ${agentName} AS agent_name,
+        ${selectPartials(partialsOf(READING_MEASURES), 'raw')}
+      FROM (
+        ${runsOfWindow()}
+      )
+      ARRAY JOIN arrayFilter(
+        i -> run_timestamp >= {window_starts:Array(DateTime64(3, 'UTC'))}[i],
+        range(1, length({window_starts:Array(DateTime64(3, 'UTC'))}) + 1)) AS window_index
+      ${where}
+      ${groupBy})`;
+}
 
 type ScopedRow = MeasureRow & { window_index: number; all_agents: number | boolean; agent_name: string };
 
@@ -240,7 +250,7 @@ export function signalReader(ch: ClickHouseStore, limits: QueryLimits) {
       }
       const windows = [...new Set(scopes.map((scope) => scope.windowSeconds))].sort((a, b) => a - b);
       const startOf = (seconds: number) =>
-        toClickHouseTime(new Date(Math.max(at.getTime() - seconds * 1000, retainedFrom.getTime())));
+        toClickHouseTime(retainedPart({ from: new Date(at.getTime() - seconds * 1000), to: at }, retainedFrom).from);
       const agents = [...new Set(scopes.flatMap((scope) => (scope.agentName === null ? [] : [scope.agentName])))];
       const anyAllAgents = scopes.some((scope) => scope.agentName === null);
       const grouping = agents.length === 0 ? 'all' : anyAllAgents ? 'both' : 'agents';

@@ -3,6 +3,7 @@
 // Every report and every alert signal reads runs through these fragments, so a run is counted the same way
 // everywhere: once, in its latest state. Values always travel as parameters: {project_id:UUID} and the window's
 // bounds, {window_start:DateTime64(3, 'UTC')} and {window_end:DateTime64(3, 'UTC')}.
+import { andEach, sql } from './sql';
 
 /** A window of time, [from, to). */
 export interface TimeRange {
@@ -10,12 +11,24 @@ export interface TimeRange {
   to: Date;
 }
 
+/**
+ * A range without what lies before `start`: empty (at `start`) when it ends before it. Every read of runs starts
+ * no earlier than its project's retention (contract §3; retention/cutoffs.ts): runs past it are never counted.
+ */
+export function retainedPart(range: TimeRange, start: Date): TimeRange {
+  const later = (date: Date) => (date < start ? start : date);
+  return { from: later(range.from), to: later(range.to) };
+}
+
 /** A bound parameter of type DateTime64(3, 'UTC'), by name. */
 export const timeParam = (name: string) => `{${name}:DateTime64(3, 'UTC')}`;
 
-/** Rows of one project whose start time is in the window; the primary key (project_id, timestamp, id) bounds the read. */
-export const inWindow = () =>
-  `project_id = {project_id:UUID} AND timestamp >= ${timeParam('window_start')} AND timestamp < ${timeParam('window_end')}`;
+/** Rows of one project whose start time is in the window: the primary key (project_id, timestamp, id) bounds it. */
+export const IN_WINDOW = [
+  'project_id = {project_id:UUID}',
+  `timestamp >= ${timeParam('window_start')}`,
+  `timestamp < ${timeParam('window_end')}`,
+].join(' AND ');
 
 /**
  * Live rows of the window whose run has no finished row. `live_runs FINAL` leaves out finished runs (their last
@@ -24,37 +37,61 @@ export const inWindow = () =>
  * keys itself selects the granules to read; bounding it by the oldest live key as well was slower) and never
  * scans the window. Both sides are in one project, so (timestamp, id) identifies a run.
  */
-export const liveNotFinished = () => `${inWindow()}
+export const LIVE_NOT_FINISHED = sql`
+  ${IN_WINDOW}
     AND (timestamp, id) NOT IN (
       SELECT timestamp, id FROM runs
       WHERE project_id = {project_id:UUID}
-        AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE ${inWindow()}))`;
+        AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE ${IN_WINDOW}))`;
 
 /**
- * The finished runs of the window, with the columns signals read. Columns are renamed `run_*` so that
- * aggregates can be aliased with the report's field names (`total_steps`, …) without shadowing a column.
- * `run_finished` and `run_completed` are computed per side (a constant, or a comparison ClickHouse evaluates
- * once per LowCardinality dictionary entry), so aggregates never compare status strings row by row. Unused
- * columns are pruned, so a query reads only what its aggregates need. `also` narrows the rows further (a
- * fixed fragment over the columns of `runs`).
+ * A run as the measures read it (signals.ts): for each `run_*` column, its expression over a finished row of
+ * `runs`, over a live row of `live_runs`, and over `runs` in the hourly projection's terms (rollups.ts; none where
+ * the projection does not aggregate it). Columns are renamed `run_*` so that aggregates can be aliased with the
+ * report's field names (`total_steps`, …) without shadowing a column. `run_finished` and `run_completed` are
+ * computed per side (a constant, or a comparison ClickHouse evaluates once per LowCardinality dictionary entry), so
+ * aggregates never compare status strings row by row. Unused columns are pruned: a query reads only what its
+ * aggregates need.
  */
-export const finishedRunsOfWindow = (also?: string) => `
-  SELECT timestamp AS run_timestamp, agent_name AS run_agent, true AS run_finished,
-         status = 'completed' AS run_completed, loop_detected AS run_loop, total_cost_usd AS run_cost,
-         total_tokens AS run_tokens, duration_ms AS run_duration_ms, total_steps AS run_steps,
-         tool_calls AS run_tool_calls, tool_names AS run_tool_names
+const RUN_INPUTS: Record<string, { finished: string; live: string; rollup?: string }> = {
+  run_timestamp: { finished: 'timestamp', live: 'timestamp', rollup: 'toStartOfHour(timestamp)' },
+  run_agent: { finished: 'agent_name', live: 'agent_name', rollup: 'agent_name' },
+  run_finished: { finished: 'true', live: 'false' },
+  run_completed: { finished: "status = 'completed'", live: 'false', rollup: "status = 'completed'" },
+  run_loop: { finished: 'loop_detected', live: 'loop_detected', rollup: 'loop_detected' },
+  run_cost: { finished: 'total_cost_usd', live: 'total_cost_usd', rollup: 'total_cost_usd' },
+  run_tokens: { finished: 'total_tokens', live: 'total_tokens', rollup: 'total_tokens' },
+  run_duration_ms: { finished: 'duration_ms', live: 'toUInt64(0)' },
+  run_steps: { finished: 'total_steps', live: 'total_steps', rollup: 'total_steps' },
+  run_tool_calls: { finished: 'tool_calls', live: 'tool_calls', rollup: 'tool_calls' },
+  run_tool_names: { finished: 'tool_names', live: 'tool_names', rollup: 'tool_names' },
+};
+
+/** `expression AS run_…`, a line each: the run_* columns over a finished row, or those the projection aggregates. */
+export const runInputs = (source: 'finished' | 'rollup'): string =>
+  Object.entries(RUN_INPUTS)
+    .flatMap(([name, expressions]) => (expressions[source] === undefined ? [] : [`${expressions[source]} AS ${name}`]))
+    .join(',\n');
+
+/** The run_* columns over a live row, in order: the second SELECT of a UNION ALL takes the first one's names. */
+const LIVE_RUN_INPUTS = Object.values(RUN_INPUTS)
+  .map((expressions) => expressions.live)
+  .join(', ');
+
+/** The finished runs of the window, as run_* columns; `also` narrows them further (fragments over `runs`). */
+export const finishedRunsOfWindow = (also: readonly string[] = []) => sql`
+  SELECT
+    ${runInputs('finished')}
   FROM runs
-  WHERE ${inWindow()}${also ? ` AND ${also}` : ''}`;
+  WHERE ${IN_WINDOW}${andEach(also)}`;
 
 /**
  * One row per run of the window: the finished runs (only those matching `finishedAlso`, when given) and the
  * running ones, with the same columns.
  */
-export const runsOfWindow = (finishedAlso?: string) => `${finishedRunsOfWindow(finishedAlso)}
+export const runsOfWindow = (finishedAlso: readonly string[] = []) => sql`
+  ${finishedRunsOfWindow(finishedAlso)}
   UNION ALL
-  SELECT timestamp, agent_name, false,
-         false, loop_detected, total_cost_usd,
-         total_tokens, toUInt64(0), total_steps,
-         tool_calls, tool_names
+  SELECT ${LIVE_RUN_INPUTS}
   FROM live_runs FINAL
-  WHERE ${liveNotFinished()}`;
+  WHERE ${LIVE_NOT_FINISHED}`;

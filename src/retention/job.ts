@@ -28,21 +28,19 @@ const DELETE_EXPIRED = (table: string, start: string) => `
   DELETE FROM ${table}
   WHERE project_id IN {gone:Array(UUID)}
      OR (project_id IN {trimmed:Array(UUID)}
-         AND ${start} < arrayElement({cutoffs:Array(DateTime64(3, 'UTC'))}, indexOf({trimmed:Array(UUID)}, project_id)))`;
+         AND ${start} < arrayElement({cutoffs:Array(DateTime64(3, 'UTC'))},
+                                     indexOf({trimmed:Array(UUID)}, project_id)))`;
 // Projects per statement: their ids travel as query parameters, which a server bounds in size.
 const PROJECTS_PER_DELETE = 1_000;
 
-export function retentionJob({
-  pg,
-  ch,
-  clock,
-  log,
-}: {
+export interface RetentionJobDependencies {
   pg: PostgresStore;
   ch: ClickHouseStore;
   clock: Clock;
   log: Logger;
-}) {
+}
+
+export function retentionJob({ pg, ch, clock, log }: RetentionJobDependencies) {
   /** Each project's cutoff; none for a project that no longer exists (every row of it goes). */
   async function cutoffs(): Promise<(projectId: string) => Date | undefined> {
     const now = clock.now();
@@ -58,7 +56,9 @@ export function retentionJob({
     };
   }
 
-  /** One pass: the number of (table, project) pairs it deleted rows of. A failed deletion is logged; the pass goes on. */
+  /**
+   * One pass: the number of (table, project) pairs it deleted rows of. A failed deletion is logged; the pass goes on.
+   */
   async function run(): Promise<number> {
     let deleted = 0;
     for (const { table, start } of TABLES) {

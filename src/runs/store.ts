@@ -2,8 +2,8 @@
 import { TupleParam } from '@clickhouse/client';
 import { toClickHouseTime } from '../db/clickhouse';
 import type { ClickHouseStore } from '../db/clickhouse';
-import type { FinishedRunRow, LiveRunRow, StepRow } from './model';
 import * as q from './queries';
+import { storedRun, type FinishedRunRow, type LiveRunRow, type RunningRunRow, type StepRow } from './tables';
 
 export interface RunKey {
   projectId: string;
@@ -27,21 +27,13 @@ const keyParams = (key: RunKey) => ({
   timestamp: toClickHouseTime(key.timestamp),
 });
 
-type UnionRow = FinishedRunRow & { finished: number; version: number };
+/** A row of the latest-runs union: a run of either table (tables.ts), with its live row's version (0 if finished). */
+type UnionRow = (FinishedRunRow | RunningRunRow) & { version: number };
 
 /** The union's row as the kind it came from. */
-function fromUnion({ finished, version, ...row }: UnionRow): LatestRunRow {
-  if (finished) return row;
-  const {
-    status: _s,
-    finished_at: _f,
-    duration_ms: _d,
-    output: _o,
-    termination_reason: _r,
-    termination_detail: _t,
-    ...live
-  } = row;
-  return { ...live, version, finished: 0 };
+function fromUnion({ version, ...row }: UnionRow): LatestRunRow {
+  const stored = storedRun(row);
+  return 'status' in stored ? stored : { ...stored, version, finished: 0 };
 }
 
 /** The identity of a run as text, the same whether built from a key or read from a row. */
@@ -53,7 +45,7 @@ function latestByRun(rows: UnionRow[]): Map<string, LatestRunRow> {
   const latest = new Map<string, UnionRow>();
   for (const row of rows) {
     const key = runIdentity(row.project_id, row.timestamp, row.id);
-    if (!latest.has(key) || row.finished) latest.set(key, row);
+    if (!latest.has(key) || row.status !== 'running') latest.set(key, row);
   }
   return new Map([...latest].map(([key, row]) => [key, fromUnion(row)]));
 }

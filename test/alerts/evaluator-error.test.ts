@@ -1,4 +1,5 @@
-// ERROR: when the signal query fails for real (ClickHouse's `runs` table renamed away), nothing moves and last_error is set.
+// ERROR: when the signal query fails for real (ClickHouse's `runs` table renamed away), nothing moves and last_error
+// is set.
 // A file of its own: the rename affects every test of this worker's embedded ClickHouse while it lasts.
 import { startTestApp, type TestApp } from '../support/app';
 import { alertProject, expectError, runsNow } from './helpers';
@@ -21,7 +22,7 @@ const RULE = {
   cooldown_seconds: 0,
 };
 
-it('an ERROR changes no state and records no event; last_error says why, and clears on the next good round', async () => {
+it('an ERROR changes no state, records no event; last_error says why, and clears on the next good round', async () => {
   const p = await alertProject(app);
   const firing = await p.rule(RULE);
   const pending = await p.rule({ ...RULE, for_seconds: 60 });

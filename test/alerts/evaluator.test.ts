@@ -4,6 +4,7 @@ import pino from 'pino';
 import { createAlerts } from '../../src/alerts';
 import { alertEvaluator } from '../../src/alerts/evaluator';
 import { EVALUATOR_LOCK_KEY } from '../../src/alerts/queries';
+import { createReports } from '../../src/reports';
 import { signalReader, type SignalScope } from '../../src/reports/signals';
 import { retentionCutoffs } from '../../src/retention/cutoffs';
 import { startTestApp, type TestApp } from '../support/app';
@@ -44,7 +45,7 @@ const kinds = (events: AlertEventBody[]) =>
   events.map((event) => `${event.kind}:${event.state_from}→${event.state_to}`);
 
 describe('state table', () => {
-  it('inactive: NO_DATA (below min_requests) and OK stay inactive; BREACH with for 0 fires at once and notifies', async () => {
+  it('inactive: NO_DATA (below min_requests) and OK stay; BREACH with for 0 fires at once and notifies', async () => {
     const { p, rule, addRuns, evaluateAfter } = await setUp({ min_requests: 2 });
     await addRuns(1);
     await evaluateAfter(1); // 1 run < min_requests 2: NO_DATA
@@ -119,7 +120,7 @@ describe('state table', () => {
     });
   });
 
-  it('for_seconds holds a breach in pending; pending → firing once t − active_at ≥ for_seconds (a new episode, notified)', async () => {
+  it('a breach stays pending until t − active_at ≥ for_seconds, then fires (a new episode, notified)', async () => {
     const { p, rule, addRuns, evaluateAfter } = await setUp({ for_seconds: 120 });
     await addRuns(3);
     await evaluateAfter(1);
@@ -156,7 +157,7 @@ describe('state table', () => {
     expect(await p.eventList(rule.id)).toEqual([]);
   });
 
-  it('keep_firing_for holds a recovery: firing → recovering → (BREACH) firing, same episode → recovering → resolved', async () => {
+  it('keep_firing_for: firing → recovering → (BREACH) firing, same episode → recovering → resolved', async () => {
     const { p, rule, addRuns, evaluateAfter } = await setUp({ keep_firing_for_seconds: 120 });
     await addRuns(3);
     await evaluateAfter(1);
@@ -194,7 +195,7 @@ describe('state table', () => {
 });
 
 describe('cooldown', () => {
-  it('defers the notification of an episode that starts inside the cooldown; if it resolves first, neither is sent', async () => {
+  it('defers notifying an episode that starts inside the cooldown; if it resolves first, neither is sent', async () => {
     const { p, rule, addRuns, evaluateAfter } = await setUp({ cooldown_seconds: 3600 });
     await addRuns(3);
     await evaluateAfter(1);
@@ -287,7 +288,7 @@ describe('edits', () => {
     });
   });
 
-  it('changing other fields (name, severity, cooldown, for, keep_firing_for, min_requests, channel) keeps it firing', async () => {
+  it('other edits (name, severity, cooldown, for, keep_firing_for, min_requests, channel) keep it firing', async () => {
     const { p, rule, addRuns, evaluateAfter } = await setUp();
     await addRuns(3);
     await evaluateAfter(1);
@@ -326,7 +327,7 @@ describe('edits', () => {
     expect(await pending.p.eventList(pending.rule.id)).toEqual([]);
   });
 
-  it('disabling a firing rule resolves it (rule_disabled); a disabled rule is not evaluated; re-enabled, it fires again', async () => {
+  it('disabling a firing rule resolves it (rule_disabled); rounds skip it; re-enabled, it fires again', async () => {
     const { p, rule, addRuns, evaluateAfter } = await setUp();
     await addRuns(3);
     await evaluateAfter(1);
@@ -382,14 +383,19 @@ describe('evaluator', () => {
     await addRuns(3);
     await evaluateAfter(1);
     expect(await p.state(rule.id)).toBe('pending');
-    const restarted = createAlerts({
-      stores: app.stores,
+    const signals = createReports({
+      ch: app.stores.ch,
       clock: app.clock,
-      log: pino({ level: 'silent' }),
-      queryLimits: app.config.reportLimits,
-      denyPrivateUrls: false,
       flushed: app.writer.flushed,
       retainedFrom: retentionCutoffs(app.stores.pg, app.clock).retainedFrom,
+      config: app.config,
+    });
+    const restarted = createAlerts({
+      pg: app.stores.pg,
+      clock: app.clock,
+      log: pino({ level: 'silent' }),
+      signals,
+      config: { webhookDenyPrivate: false, publicUrl: undefined },
     });
     app.clock.advance(60);
     expect(await restarted.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({
@@ -405,7 +411,8 @@ describe('evaluator', () => {
     await a.p.rule({ ...RULE, agent_name: 'planner' });
     await a.p.rule({ ...RULE, window_seconds: 3600, signal: 'completion_rate', comparator: 'lt', threshold: 0.5 });
     await a.p.rule({ ...RULE, enabled: false, window_seconds: 7200 }); // disabled: not read
-    await a.p.rule({ class: 'per_run', signal: 'run_steps', threshold: 3, min_requests: 0, window_seconds: 0 }); // per_run: not read
+    // per_run: not read
+    await a.p.rule({ class: 'per_run', signal: 'run_steps', threshold: 3, min_requests: 0, window_seconds: 0 });
     const b = await setUp({ window_seconds: 900 });
     const calls: { projectId: string; scopes: readonly SignalScope[] }[] = [];
     const reader = signalReader(app.stores.ch, app.config.reportLimits);
@@ -434,7 +441,7 @@ describe('evaluator', () => {
     expect(scopesOf(b.p.project.id)).toEqual(['*/900']);
   });
 
-  it('leaves a rule edited while its signals are read to the next round, which evaluates its new definition', async () => {
+  it('leaves a rule edited while its signals are read to the next round, which evaluates its new version', async () => {
     const { p, rule, addRuns } = await setUp();
     await addRuns(3);
     const reader = signalReader(app.stores.ch, app.config.reportLimits);

@@ -19,7 +19,7 @@ afterAll(async () => {
 
 const deliver = (project: AlertProject) => app.notifier.deliverDue(app.clock.now(), { projectId: project.project.id });
 
-it('signs a per_run notification with the secret the create response showed, and the history shows it sent', async () => {
+it('signs a per_run notification with the secret the create response showed; the history shows it sent', async () => {
   const project = await alertProject(app);
   const path = `/hooks/${randomUUID()}`;
   const created = await project

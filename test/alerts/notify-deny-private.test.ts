@@ -71,7 +71,7 @@ it('refuses a URL that is not http(s)', async () => {
   });
 });
 
-it('connects only to the addresses it checked: the connection itself refuses a name that resolves to loopback', async () => {
+it('connects only to addresses it checked: the connection itself refuses a name resolving to loopback', async () => {
   // What DNS rebinding would get past a check made before connecting: here the connection's own lookup refuses.
   const outcome = await postJson(
     `http://localhost:${new URL(receiver.url).port}/rebound`,

@@ -101,8 +101,9 @@ export async function insertRule(app: TestApp, projectId: string, fields: RuleFi
     channel_config: fields.channel_config,
   };
   await app.stores.pg.query(
-    `INSERT INTO alert_rules (id, project_id, name, class, signal, comparator, threshold, agent_name, window_seconds, for_seconds,
-       keep_firing_for_seconds, cooldown_seconds, min_requests, severity, channel, channel_config, created_at, updated_at)
+    `INSERT INTO alert_rules (id, project_id, name, class, signal, comparator, threshold, agent_name, window_seconds,
+       for_seconds, keep_firing_for_seconds, cooldown_seconds, min_requests, severity, channel, channel_config,
+       created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, 0, 600, $10, $11, $12, $13, $14, $14)`,
     [
       rule.id,
@@ -161,8 +162,8 @@ export async function insertQueuedEvent(
     kind === 'firing' ? ['pending', 'firing'] : kind === 'resolved' ? ['firing', 'inactive'] : ['inactive', 'inactive'];
   await app.stores.pg.transaction(async (tx) => {
     await tx.query(
-      `INSERT INTO alert_events (id, rule_id, kind, state_from, state_to, value, sample_count, threshold, comparator, window_start,
-         window_end, run_id, reason, severity, suppressed_count, created_at)
+      `INSERT INTO alert_events (id, rule_id, kind, state_from, state_to, value, sample_count, threshold, comparator,
+         window_start, window_end, run_id, reason, severity, suppressed_count, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
       [
         event.id,
@@ -199,7 +200,8 @@ export interface DeliveryState {
 
 export async function readDelivery(app: TestApp, eventId: string): Promise<DeliveryState> {
   const [row] = await app.stores.pg.query<DeliveryState>(
-    'SELECT status, attempts, last_status_code, last_error, next_attempt_at, created_at FROM alert_deliveries WHERE event_id = $1',
+    `SELECT status, attempts, last_status_code, last_error, next_attempt_at, created_at
+     FROM alert_deliveries WHERE event_id = $1`,
     [eventId],
   );
   return { ...row, next_attempt_at: new Date(row.next_attempt_at), created_at: new Date(row.created_at) };

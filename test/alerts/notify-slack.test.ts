@@ -28,7 +28,7 @@ async function slackRule(projectId: string, rule: Partial<Parameters<typeof inse
   return { rule: created, path, received: () => receiver.receivedOn(path) };
 }
 
-it('posts { text, blocks } with severity, rule, signal, value vs threshold, scope and a link to the window', async () => {
+it('posts { text, blocks } with severity, rule, signal, value vs threshold, scope, a link to the window', async () => {
   const { project } = await setUpProject(app);
   const { rule, received } = await slackRule(project.id);
   const event = await insertQueuedEvent(app, rule, { value: 0.25, sample_count: 40 });
@@ -82,7 +82,8 @@ it('links a per_run event to its run', async () => {
   await app.notifier.deliverDue(app.clock.now(), { projectId: project.id });
   const message = JSON.parse(received()[0].body);
   expect(message.text).toBe(
-    `[WARNING] Triggered: Planner failing — run_duration_ms 93,500 ms (threshold ≥ 60,000 ms), all agents · run ${event.run_id}`,
+    '[WARNING] Triggered: Planner failing — run_duration_ms 93,500 ms (threshold ≥ 60,000 ms), ' +
+      `all agents · run ${event.run_id}`,
   );
   expect(JSON.stringify(message.blocks)).toContain(
     `<${PUBLIC_URL}/projects/${project.id}/agent/runs/${event.run_id}|Open the run>`,

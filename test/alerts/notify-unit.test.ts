@@ -1,5 +1,5 @@
 // Pure parts of notifications: Standard Webhooks signatures, the retry policy, and the Slack message's wording.
-import type { AlertEventRow, AlertRuleRow } from '../../src/alerts/model';
+import type { AlertEventRow, AlertRuleRow } from '../../src/alerts/rows';
 import {
   backoffDelayMs,
   decideRetry,
@@ -8,7 +8,7 @@ import {
   parseRetryAfter,
 } from '../../src/alerts/notify/retry';
 import { signWebhook, verifyWebhook } from '../../src/alerts/notify/signature';
-import { formatWindow } from '../../src/alerts/model';
+import { formatWindow } from '../../src/alerts/scope-label';
 import {
   buildSlackMessage,
   eventLink,
@@ -196,7 +196,8 @@ describe('Slack message', () => {
 
   it('links to the window or the run under PUBLIC_URL, and to nothing without it', () => {
     expect(eventLink(rule, event, 'https://runwatch.example.com/')).toBe(
-      `https://runwatch.example.com/projects/${rule.project_id}/agent/summary?from=2026-11-21T09%3A55%3A00.000Z&to=2026-11-21T10%3A00%3A00.000Z&agent_name=planner`,
+      `https://runwatch.example.com/projects/${rule.project_id}/agent/summary` +
+        '?from=2026-11-21T09%3A55%3A00.000Z&to=2026-11-21T10%3A00%3A00.000Z&agent_name=planner',
     );
     expect(eventLink(rule, { ...event, run_id: 'r-1' }, 'https://runwatch.example.com')).toBe(
       `https://runwatch.example.com/projects/${rule.project_id}/agent/runs/r-1`,

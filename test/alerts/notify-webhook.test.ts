@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pino from 'pino';
-import { alertEventSchema, alertRuleSchema } from '../../src/alerts/model';
+import { alertEventSchema, alertRuleSchema } from '../../src/alerts/schemas';
 import { verifyWebhook } from '../../src/alerts/notify/signature';
 import { createNotifier } from '../../src/alerts/notify/worker';
 import { startTestApp, type TestApp } from '../support/app';
@@ -334,7 +334,7 @@ it('does not send a resolved event when the rule no longer sends resolved ones',
   expect(received()).toHaveLength(0);
 });
 
-it('sends a delivery once when two workers (or two instances) claim at the same moment, and after a restart', async () => {
+it('sends a delivery once when two workers (or instances) claim at the same moment, and after a restart', async () => {
   const { projectId, rule, deliver, received } = await webhookRule();
   const events = await Promise.all([1, 2, 3].map(() => insertQueuedEvent(app, rule)));
   // A second notifier over the same database stands for another instance, or this one after a restart.

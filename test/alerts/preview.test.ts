@@ -98,7 +98,7 @@ describe('preview equals the summary report over the same window', () => {
       expect(res.body.would_breach).toBe(current[signal] > 0);
     });
 
-    it('failure_rate and total_cost_usd agree with the summary (1 − completion_rate; avg cost × finished runs)', async () => {
+    it('failure_rate, total_cost_usd match the summary (1 − completion_rate; avg cost × finished runs)', async () => {
       const current = await summary(windowSeconds, agentName);
       const completion = (
         await p.preview({

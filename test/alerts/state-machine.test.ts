@@ -8,7 +8,7 @@ import {
   settleDeferred,
   transition,
   type EvaluationState,
-  type Outcome,
+  type EvaluationOutcome,
 } from '../../src/alerts/state-machine';
 
 const T0 = new Date('2026-11-21T12:00:00.000Z');
@@ -34,7 +34,7 @@ const recovering = (activeAt: number, since: number): EvaluationState => ({
 interface Row {
   row: string;
   from: EvaluationState;
-  outcome: Outcome;
+  outcome: EvaluationOutcome;
   t: number;
   forSeconds: number;
   keepFiringForSeconds: number;
@@ -147,7 +147,8 @@ const rows: Row[] = [
     to: firing(0),
     event: null,
   },
-  // firing | OK or NO_DATA | recovering (keep_firing_since = t); resolved at once when keep_firing_for is 0 | resolved, if it resolved
+  // firing | OK or NO_DATA | recovering (keep_firing_since = t); resolved at once when keep_firing_for is 0 |
+  //   resolved, if it resolved
   {
     row: 'firing, OK, keep 0 → inactive, resolved',
     from: firing(0),

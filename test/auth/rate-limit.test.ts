@@ -1,4 +1,5 @@
-// Rate limits of register/login (contract section 2) with small limits: per client address, and failed logins per e-mail.
+// Rate limits of register/login (contract section 2) with small limits: per client address, and failed logins per
+// e-mail.
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
 import { expectError } from '../support/assertions';
@@ -108,7 +109,7 @@ describe(`register and login: ${PER_MINUTE} per minute per client address`, () =
 });
 
 describe(`failed logins: ${FAILURES_PER_EMAIL} per e-mail per 15 minutes`, () => {
-  it(`after ${FAILURES_PER_EMAIL} failures the e-mail gets 429 even with the right password, from any address`, async () => {
+  it(`after ${FAILURES_PER_EMAIL} failures the e-mail gets 429, right password or not, from any address`, async () => {
     const { user } = await registerQuietly();
     for (let i = 0; i < FAILURES_PER_EMAIL; i += 1) {
       const res = await app.http

@@ -15,7 +15,7 @@ const url = process.env.DATABASE_URL;
   });
   afterAll(() => pg.close());
 
-  it('a statement the server cancels at the query timeout is a 503 with Retry-After, and the pool goes on', async () => {
+  it('a statement the server cancels at the query timeout is a 503 with Retry-After; the pool goes on', async () => {
     const error = await pg.query('SELECT pg_sleep(1)').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect(error).toMatchObject({

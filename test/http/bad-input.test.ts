@@ -220,7 +220,7 @@ it('a session cookie that is not valid percent-encoding is a 401', async () => {
   expectError(res, 401, 'unauthenticated');
 });
 
-it("data an insert's rows carry and the store refuses is a 400 (no retry can change it); in a query it is the service's bug", async () => {
+it("data the store refuses in an insert's rows is a 400 (no retry changes it); in a query, a service bug", async () => {
   const insert = app.stores.ch.insertLines('runs', ['project_id'], [JSON.stringify([`not a uuid ${randomUUID()}`])]);
   await expect(insert).rejects.toMatchObject({ status: 400, code: 'validation_failed' });
   const query = app.stores.ch.query({

@@ -166,7 +166,7 @@ describe('path identifiers', () => {
     expect(error.details).toEqual([{ path: param, message: expect.any(String) }]);
   });
 
-  it('a path id that is not a UUID is refused before authentication (no token needed to learn it is malformed)', async () => {
+  it('a non-UUID path id is refused before authentication (no token needed to learn it is malformed)', async () => {
     expectError(await app.http.get('/admin/orgs/not-a-uuid'), 400, 'invalid_id');
   });
 
@@ -356,7 +356,7 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('shows X-Total-Count on the run list, and the session cookie set by register and login and cleared by logout', () => {
+  it('shows X-Total-Count on the run list; the session cookie set by register and login and cleared by logout', () => {
     const headersOf = (path: string, method: string, status: string) =>
       Object.keys(document.paths[path][method].responses[status].headers);
     expect(headersOf('/projects/{projectID}/agent/runs', 'get', '200')).toContain('X-Total-Count');
@@ -401,7 +401,7 @@ describe('GET /openapi.json', () => {
     });
   });
 
-  it("shows the server's bounds: e-mail addresses, thresholds, windows, counts, pages; a body the server may go without", () => {
+  it("shows the server's bounds: e-mails, thresholds, windows, counts, pages; a body the server may go without", () => {
     const register = document.paths['/auth/register'].post.requestBody!.content['application/json'].schema as {
       properties: Record<string, unknown>;
     };

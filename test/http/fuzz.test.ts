@@ -8,11 +8,25 @@ import { listen } from '../otlp/otel';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 
-type Schema = Record<string, any>;
+/** The parts of /openapi.json's JSON schemas that requests are built from. */
+interface Schema {
+  $ref?: string;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  enum?: unknown[];
+  const?: unknown;
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  minimum?: number;
+  maximum?: number;
+  format?: string;
+}
 type Operation = {
   method: string;
   path: string;
-  parameters?: Schema[];
+  parameters?: { name: string; in: string; schema: Schema }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
   security?: Record<string, unknown>[];
 };
@@ -24,7 +38,7 @@ let server: Awaited<ReturnType<typeof listen>>;
 // Through the service's own HTTP server: node's parser errors (a 64 KB query string) are answered there too.
 let http: ReturnType<typeof supertest>;
 let p: Awaited<ReturnType<typeof setUpProject>>;
-let document: Schema;
+let document: { paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Schema> } };
 let ruleId: string;
 beforeAll(async () => {
   app = await startTestApp();
@@ -210,7 +224,8 @@ it('no operation answers 500 or 503 with the stores up, and every error is in th
               res.body.error.request_id === res.headers['x-request-id']);
           if (res.status >= 500 || !shaped)
             failures.push(
-              `${operation.method.toUpperCase()} ${`${url}?${search}`.slice(0, 300)} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+              `${operation.method.toUpperCase()} ${`${url}?${search}`.slice(0, 300)} → ` +
+                `${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
             );
           return res.status < 500 && Boolean(shaped);
         }),

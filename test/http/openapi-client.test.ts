@@ -32,17 +32,22 @@ export const operationIds: (keyof operations)[] = [
   'createProject', 'listProjects', 'updateProject', 'deleteProject', 'createApiKey', 'listApiKeys', 'revokeApiKey',
   'startRun', 'recordRuns', 'appendSteps', 'finishRun', 'exportTraces',
   'getRun', 'listRunSteps', 'listRuns', 'getSummary', 'getTimeseries', 'listAgentHealth',
-  'previewAlertRule', 'createAlertRule', 'listAlertRules', 'getAlertRule', 'updateAlertRule', 'deleteAlertRule', 'listAlertEvents',
+  'previewAlertRule', 'createAlertRule', 'listAlertRules', 'getAlertRule', 'updateAlertRule', 'deleteAlertRule',
+  'listAlertEvents',
 ];
 export const schemaNames: (keyof Schemas)[] = [
   'Run', 'Step', 'StepInput', 'RunStart', 'RunSteps', 'RunFinish', 'RunBatch', 'RunBatchItem', 'RunBatchResult',
-  'AlertRule', 'AlertRuleWithState', 'AlertRuleCreate', 'AlertRulePatch', 'AlertRuleDraft', 'AlertEvent', 'PreviewResult',
+  'AlertRule', 'AlertRuleWithState', 'AlertRuleCreate', 'AlertRulePatch', 'AlertRuleDraft', 'AlertEvent',
+  'PreviewResult',
   'Summary', 'SummaryEntry', 'HealthEntry', 'Timeseries', 'TimeseriesBucket',
   'Organization', 'Member', 'Project', 'ApiKey', 'ApiKeyCreated', 'User', 'Profile', 'AuthResult', 'Error',
 ];
 
 // Sign up: the session comes in the body and in a cookie.
-export const signUp: operations['register']['requestBody']['content']['application/json'] = { email: 'ada@example.com', password: 'correct horse' };
+export const signUp: operations['register']['requestBody']['content']['application/json'] = {
+  email: 'ada@example.com',
+  password: 'correct horse',
+};
 export const session: JsonOf<operations['register']['responses']['201']> = {} as Schemas['AuthResult'];
 export const token: string = session.token;
 export const cookie: operations['login']['responses']['200']['headers']['Set-Cookie'] = 'runwatch_session=…';
@@ -51,14 +56,26 @@ export const key: string = ({} as JsonOf<operations['createApiKey']['responses']
 
 // An agent records whole runs; each item is typed, though the server checks the items one by one.
 export const batch: paths['/ingest/agent/runs/batch']['post']['requestBody']['content']['application/json'] = {
-  runs: [{ agent_name: 'planner', status: 'completed', steps: [{ index: 0, type: 'tool', tool_name: 'search', tokens: 12 }] }],
+  runs: [
+    {
+      agent_name: 'planner',
+      status: 'completed',
+      steps: [{ index: 0, type: 'tool', tool_name: 'search', tokens: 12 }],
+    },
+  ],
 };
 // @ts-expect-error an item names its agent
 export const nameless: Schemas['RunBatchItem'] = { status: 'completed' };
 
 // The dashboard lists runs, with the total in a header.
-export const query: NonNullable<operations['listRuns']['parameters']['query']> = { limit: 50, offset: 0, status: 'failed', loop_detected: 'true' };
-type ListedRun = paths['/projects/{projectID}/agent/runs']['get']['responses']['200']['content']['application/json'][number];
+export const query: NonNullable<operations['listRuns']['parameters']['query']> = {
+  limit: 50,
+  offset: 0,
+  status: 'failed',
+  loop_detected: 'true',
+};
+type RunList = paths['/projects/{projectID}/agent/runs']['get']['responses']['200'];
+type ListedRun = RunList['content']['application/json'][number];
 export const agentName: ListedRun['agent_name'] = 'planner';
 export const total: operations['listRuns']['responses']['200']['headers']['X-Total-Count'] = 3;
 export const finishedAt: Schemas['Run']['finished_at'] = null;
@@ -69,7 +86,12 @@ export const current: JsonOf<operations['getSummary']['responses']['200']>['curr
 export const bucketStart: Schemas['TimeseriesBucket']['start'] = '2026-11-21T04:05:06.789Z';
 
 // An admin drafts a rule, previews it, creates it.
-export const draft: Schemas['AlertRuleDraft'] = { signal: 'failure_rate', comparator: 'gt', threshold: 0.1, window_seconds: 300 };
+export const draft: Schemas['AlertRuleDraft'] = {
+  signal: 'failure_rate',
+  comparator: 'gt',
+  threshold: 0.1,
+  window_seconds: 300,
+};
 export const wouldBreach: boolean = ({} as JsonOf<operations['previewAlertRule']['responses']['200']>).would_breach;
 export const rule: operations['createAlertRule']['requestBody']['content']['application/json'] = {
   name: 'planner failing', class: 'aggregate', signal: 'failure_rate', severity: 'warning',

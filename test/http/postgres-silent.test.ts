@@ -78,7 +78,7 @@ function startRelay(target: URL) {
     await relay.close();
   });
 
-  it('answers 503 unavailable with Retry-After within the timeouts, /readyz included, and works again once it answers', async () => {
+  it('is 503 unavailable with Retry-After within the timeouts, /readyz too; recovers once it answers', async () => {
     const { admin, org } = await setUpProject(app);
     await app.http.get('/auth/me').set(bearer(admin.token)).expect(200);
 

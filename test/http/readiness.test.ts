@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-it('is 503 unavailable with Retry-After while the ingest log directory cannot be written, and ready again once it can', async () => {
+it('is 503 unavailable with Retry-After while the ingest log directory is unwritable, then ready again', async () => {
   await app.http.get('/readyz').expect(200);
   const directory = app.config.ingestLog!.directory;
   fs.rmSync(directory, { recursive: true });

@@ -32,7 +32,7 @@ const after = () => app.config.runAbandonAfterSeconds;
 const pass = () => app.ingest.abandonStaleRuns(after());
 const idsOf = (runs: { id: string }[]) => runs.map((run) => run.id);
 
-it('marks a run still running RUN_ABANDON_AFTER after its start as abandoned, with termination_reason abandoned', async () => {
+it('marks a run still running RUN_ABANDON_AFTER past its start abandoned (status and termination_reason)', async () => {
   const { project, key } = await setUpProject(app);
   const run = await startRun(app, key, { agent_name: 'sleepy', input: 'in', metadata: [3] });
   await postSteps(app, key, run, [

@@ -88,7 +88,7 @@ it("refuses a key revoked through the API with 401 at once, while the project's 
   expect(await readRun(app, other.key, project.id, run)).toMatchObject({ status: 'completed', total_steps: 2 });
 });
 
-it("writes a run into the key's project only: another project's key gets 404 for its steps and finish, 403 for reads", async () => {
+it("writes into the key's project only: another project's key gets 404 on steps and finish, 403 on reads", async () => {
   const mine = await setUpProject(app);
   const theirs = await setUpProject(app);
   const run = await startRun(app, mine.key, { id: randomUUID(), timestamp: at(app, -1000) });

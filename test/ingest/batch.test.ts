@@ -73,7 +73,7 @@ describe('success', () => {
     expect(await readRun(app, key, project.id, started)).toMatchObject({ status: 'completed' });
   });
 
-  it('records whole runs: finish fields, steps, totals, default termination reasons; readable with their steps', async () => {
+  it('records whole runs: finish fields, steps, totals, default termination reasons; readable with steps', async () => {
     const { project, key } = await setUpProject(app);
     const timestamp = at(app, -120_000);
     const whole = {
@@ -294,7 +294,8 @@ describe('partial success', () => {
     const timestamp = at(app, -1000);
     const json =
       `{"runs":[{"agent_name":"a","metadata":[1e999]},{"agent_name":"b","status":"completed","total_cost_usd":1e999},` +
-      `{"agent_name":"c","id":"${id}","timestamp":"${timestamp}","status":"completed","steps":[{"index":0,"type":"llm","cost_usd":0.5}]}]}`;
+      `{"agent_name":"c","id":"${id}","timestamp":"${timestamp}","status":"completed",` +
+      '"steps":[{"index":0,"type":"llm","cost_usd":0.5}]}]}';
     const res = await app.http
       .post('/ingest/agent/runs/batch')
       .set(keyAuth(key))
@@ -473,7 +474,7 @@ describe('loops in whole runs', () => {
 });
 
 describe('concurrent copies of a whole run', () => {
-  it('a whole run sent by two concurrent batches (a retry while the first is still in flight) is stored once', async () => {
+  it('a whole run sent by concurrent batches (a retry while the first is still in flight) is stored once', async () => {
     const { project, key } = await setUpProject(app);
     const run = { agent_name: 'a', id: randomUUID(), timestamp: at(app, -3000), status: 'completed' };
     const responses = await Promise.all([

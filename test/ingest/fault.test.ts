@@ -110,7 +110,7 @@ async function storedRuns(projectId: string, key: string) {
   return listRuns(app, key, projectId);
 }
 
-it('while ClickHouse refuses writes, starts, steps, finishes and batches are acknowledged into the log; reads get 503; after recovery each lands once', async () => {
+it('ClickHouse refusing writes: calls are logged and acknowledged, reads get 503; later each lands once', async () => {
   const { project, key } = await setUpProject(app);
   const before = await startRun(app, key, newKey(-60_000));
   await storedRuns(project.id, key);
@@ -174,7 +174,7 @@ it('while ClickHouse refuses writes, starts, steps, finishes and batches are ack
     });
 });
 
-it('while the ingest tables are gone: starts are acknowledged; a call that must look its run up in ClickHouse gets 503 and stores nothing', async () => {
+it('ingest tables gone: starts are acknowledged; a call that must read its run gets 503, stores nothing', async () => {
   const { project, key } = await setUpProject(app);
   const flushed = await startRun(app, key, newKey(-30_000));
   await storedRuns(project.id, key);
@@ -243,7 +243,8 @@ it('an outage that begins while requests are in flight: every 2xx lands exactly 
   for (const run of runs) expect({ id: run.id, rows: live.get(run.id) }).toEqual({ id: run.id, rows: 1 });
   const finishedByAgent = await app.stores.ch.query<{ agent_name: string; n: number }>({
     name: 'test.rows_per_agent',
-    sql: 'SELECT agent_name, count() AS n FROM runs WHERE project_id = {project_id:UUID} GROUP BY agent_name ORDER BY agent_name',
+    sql: `SELECT agent_name, count() AS n FROM runs WHERE project_id = {project_id:UUID}
+          GROUP BY agent_name ORDER BY agent_name`,
     params: { project_id: project.id },
   });
   expect(finishedByAgent.map((row) => [row.agent_name, Number(row.n)])).toEqual(
@@ -253,7 +254,7 @@ it('an outage that begins while requests are in flight: every 2xx lands exactly 
 });
 
 describe('when the log cannot take a write', () => {
-  it('with the log full, calls get 503 with Retry-After and are not stored; what was acknowledged lands once after recovery', async () => {
+  it('log full: calls get 503 with Retry-After, not stored; the acknowledged land once after recovery', async () => {
     // The same service and stores, with a log of 1 MiB.
     const small = anotherService(app, {
       ingestLog: { directory: `${app.config.ingestLog!.directory}-small`, maxBytes: 1024 * 1024 },
@@ -288,7 +289,7 @@ describe('when the log cannot take a write', () => {
     }
   });
 
-  it('when the log directory cannot be written, calls get 503 and nothing is acknowledged; it recovers with the directory', async () => {
+  it('log directory unwritable: calls get 503, nothing is acknowledged; it recovers with the directory', async () => {
     const { project, key } = await setUpProject(app);
     await startRun(app, key);
     await storedRuns(project.id, key);

@@ -39,7 +39,7 @@ const finishRaw = (key: string, runId: string, json: string) =>
     .send(json);
 
 describe('success', () => {
-  it('answers 200 with the full finished run: duration, totals summed from the steps, defaults; GET reads the same', async () => {
+  it('answers 200 with the finished run: duration, step totals, defaults; GET reads the same', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key, {
       agent_name: 'writer',

@@ -189,7 +189,7 @@ describe('any mix of dates', () => {
 });
 
 describe('bad rows', () => {
-  it('a lone UTF-16 surrogate is refused at the door with 400, on every ingest call; neighbours in a batch are stored', async () => {
+  it('a lone UTF-16 surrogate is a 400 at the door, on every ingest call; batch neighbours are stored', async () => {
     const { project, key } = await setUpProject(app);
     const lone = 'agent \ud800';
     expectFieldError(
@@ -204,7 +204,7 @@ describe('bad rows', () => {
     expect((await listRuns(app, key, project.id)).total).toBe(2);
   });
 
-  it("a row the engine refuses is set aside in the dead-letter file; the rest of its flush lands, other tenants' too", async () => {
+  it("a row the engine refuses is dead-lettered; the rest of its flush lands, other tenants' too", async () => {
     const mine = await setUpProject(app);
     const other = await setUpProject(app);
     const starts = await Promise.all([
@@ -257,7 +257,7 @@ describe('bad rows', () => {
 });
 
 describe('INGEST_LOG=off', () => {
-  it('stores each write in ClickHouse before answering (server-batched inserts); every call works as with the log', async () => {
+  it('writes to ClickHouse before answering (server-batched inserts); every call works as with the log', async () => {
     const stateless = anotherService(app, { ingestLog: undefined });
     try {
       const { project, key } = await setUpProject(stateless);
@@ -286,7 +286,7 @@ describe('INGEST_LOG=off', () => {
 });
 
 describe('two instances (server mode)', () => {
-  it('a finish on another instance, for a run started moments ago, waits for that start to be flushed instead of 404', async () => {
+  it('a finish on another instance, for a run started moments ago, waits for the start to flush, not 404', async () => {
     const directory = path.join(path.dirname(app.config.ingestLog!.directory), `instance-b-${Date.now()}`);
     const other = anotherService(app, { ingestMissRetryMs: 3000, ingestLog: { ...app.config.ingestLog!, directory } });
     try {

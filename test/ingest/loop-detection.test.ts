@@ -158,7 +158,7 @@ describe('through the steps call', () => {
     expect(await readRun(app, key, project.id, run)).toMatchObject({ status: 'running', ...expected(testCase) });
   });
 
-  it('detects a loop mid-run, while running, on the call that completes it; the index stays as more steps arrive', async () => {
+  it('detects a loop mid-run on the call that completes it; the index stays as more steps arrive', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
     const steps = numbered([think('plan'), A, A, A, A, B, C, think('x'), think('x'), think('x')]);

@@ -150,5 +150,5 @@ export function withOffset(iso: string, hours: number): string {
 /** The same millisecond with microseconds appended: `…05.123Z` → `…05.123456Z`. */
 export const withMicroseconds = (iso: string, micros = '456') => iso.replace('Z', `${micros}Z`);
 
-/** Settings for every ingest/runs test app: each test registers a fresh user, far more than the default auth rate limit. */
+/** Settings for every ingest/runs test app: each test registers a fresh user, far past the default auth rate limit. */
 export const TEST_ENV = { AUTH_RATE_LIMIT_PER_MINUTE: '1000000' };

@@ -37,7 +37,7 @@ const startRaw = (key: string, json: string) =>
   app.http.post('/ingest/agent/runs').set(keyAuth(key)).set('Content-Type', 'application/json').send(json);
 
 describe('success', () => {
-  it('answers 201 with a new UUIDv7 and the server clock as start time by default; the run reads back as running', async () => {
+  it('answers 201 with a new UUIDv7, the server clock as default start time; the run reads as running', async () => {
     const { project, key } = await setUpProject(app);
     const now = app.clock.now();
     const res = await start(key, { agent_name: 'planner' });
@@ -120,7 +120,7 @@ describe('success', () => {
     expect((await getRun(app, key, project.id, res.body.id, withOffset(utc, -5))).body.timestamp).toBe(utc);
   });
 
-  it('truncates a start time with microseconds to the millisecond, says so, and finds the run by either form', async () => {
+  it('truncates a start time with microseconds to the millisecond, says so, finds the run by either form', async () => {
     const { project, key } = await setUpProject(app);
     const ms = at(app, -2000);
     const res = await start(key, { agent_name: 'a', timestamp: withMicroseconds(ms, '456') });

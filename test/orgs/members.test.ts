@@ -488,7 +488,7 @@ describe('an organization always keeps at least one admin', () => {
     ]);
   });
 
-  it('two admins demoting each other at the same moment: one wins, the other is refused, an admin remains', async () => {
+  it('two admins demoting each other at once: one wins, the other is refused, an admin remains', async () => {
     const first = await registerUser(app);
     const second = await addMember(app, first.token, first.org.id, 'admin');
     const results = await Promise.all([

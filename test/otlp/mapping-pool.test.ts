@@ -29,7 +29,8 @@ describe.each([[0], [1], [2]])('with %i workers', (workers) => {
     expect(mapped.traces).toMatchObject([
       { traceId: chatSpan.traceId, genAi: true, spans: [{ spanId: chatSpan.spanId, role: 'step' }] },
     ]);
-    // A Date still (a worker's structured clone is of the main realm; jest's tests run in their own, hence no instanceof).
+    // A Date still (a worker's structured clone is of the main realm; jest's tests run in their own, hence no
+    // instanceof).
     expect(Object.prototype.toString.call(mapped.traces[0].spans[0].step!.started_at)).toBe('[object Date]');
   });
 
@@ -45,7 +46,7 @@ describe.each([[0], [1], [2]])('with %i workers', (workers) => {
   });
 });
 
-it('a worker that dies fails the export it was on with a retryable 503; those queued behind go to its replacement', async () => {
+it('a dying worker fails its export with a retryable 503; exports queued behind go to its replacement', async () => {
   const pool = new MappingPool(1, log);
   try {
     await pool.map(exportOf(chatSpan), 'application/json', Date.now());

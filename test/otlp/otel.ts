@@ -119,7 +119,7 @@ export function listen(app: TestApp): Promise<{ url: string; close(): Promise<vo
   });
 }
 
-/** An OTLP/HTTP exporter of the SDK, to the service with a project's API key; its timeout is the SDK's 10 s unless given. */
+/** An OTLP/HTTP exporter of the SDK, to the service with a project's API key; timeout: the SDK's 10 s unless given. */
 export function exporter(
   url: string,
   key: string,

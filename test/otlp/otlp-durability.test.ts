@@ -102,7 +102,7 @@ it('spans acknowledged before a restart still join their agent span sent after i
   }
 });
 
-it('spans whose agent span never comes become runs of their own once their trace is quiet for OTLP_ASSEMBLY_SECONDS', async () => {
+it('spans whose agent span never comes become runs of their own after OTLP_ASSEMBLY_SECONDS of quiet', async () => {
   const { project, key } = await setUpProject(app);
   const recorded = agentTrace();
   const server = await listen(app);
@@ -142,7 +142,7 @@ it('a trace evicted from memory once assembled is read back for a re-export and 
   }
 });
 
-it('a trace closed at the end of its window is settled: read back later, its orphans are not recorded again', async () => {
+it('a trace closed at the end of its window is settled: read later, its orphans are not recorded again', async () => {
   const { project, key } = await setUpProject(app);
   const recorded = agentTrace();
   const chatSpan = recorded.span('chat gpt-4o-mini');

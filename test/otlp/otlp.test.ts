@@ -168,7 +168,7 @@ it("a late step that starts before a detected loop moves the loop's index with i
   expect((await p.read(run)).run).toMatchObject({ loop_detected: true, loop_step_index: 1, total_steps: 5 });
 });
 
-it('an ERROR agent span is a failed run, its status message the termination detail; a failed tool step carries its error', async () => {
+it('ERROR agent span: a failed run, termination detail from its message; a failed tool step: its error', async () => {
   const p = await project();
   const recorded = tracer.record({
     ...agent('billing', [{ ...toolCall('charge', '{}', ''), error: 'card declined' }]),
@@ -209,7 +209,7 @@ it('a loop of identical tool spans is detected and fires a per_run loop_detected
   expect(await p.eventList(rule.id)).toMatchObject([{ run_id: run.id, reason: 'loop_detected' }]);
 });
 
-it('a nested agent is a run of its own and an `other` step of its parent; plain spans between are passed through', async () => {
+it('a nested agent is its own run and an `other` step of its parent; plain spans between pass through', async () => {
   const p = await project();
   const recorded = tracer.record(
     agent('planner', [
@@ -234,7 +234,7 @@ it('a nested agent is a run of its own and an `other` step of its parent; plain 
   expect((await p.list()).total).toBe(2);
 });
 
-it('a nested agent exported with its child before the outer agent becomes a step of the outer run when it arrives', async () => {
+it('a nested agent exported with its child before the outer agent becomes a step of it when it arrives', async () => {
   const p = await project();
   const recorded = tracer.record(agent('planner', [agent('researcher', [chat('gpt-4o-mini')])]));
   const outer = recorded.span('invoke_agent planner');
@@ -247,7 +247,7 @@ it('a nested agent exported with its child before the outer agent becomes a step
   expect((await p.steps(runOf(recorded.span('invoke_agent researcher')))).map((step) => step.type)).toEqual(['llm']);
 });
 
-it("OpenInference spans (Phoenix's conventions) map too: AGENT runs, LLM, TOOL and RETRIEVER steps through CHAIN spans", async () => {
+it("OpenInference spans (Phoenix's) map too: AGENT runs; LLM, TOOL, RETRIEVER steps through CHAIN spans", async () => {
   const p = await project();
   const kind = (value: string, attributes: Record<string, string | number> = {}) => ({
     'openinference.span.kind': value,
@@ -372,7 +372,7 @@ describe('answers', () => {
     expect((await p.list()).total).toBe(1);
   });
 
-  it('names cut at their limit keep whole characters; an attribute that is no AnyValue, or too deep, is ignored', async () => {
+  it('names cut at the limit keep whole characters; attributes not AnyValues, or too deep, are ignored', async () => {
     const p = await project();
     const agentSpan = span({
       spanId: '2222222222222222',

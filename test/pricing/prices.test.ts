@@ -73,7 +73,7 @@ describe('steps through the REST API', () => {
   });
   afterAll(() => app.close());
 
-  it('carry input and output tokens; tokens is their sum when not sent; an llm step without cost is priced; a sent cost wins', async () => {
+  it('carry input/output tokens, summed if tokens is unsent; an llm step gets priced; a sent cost wins', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key);
     const res = await app.http

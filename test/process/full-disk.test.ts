@@ -80,7 +80,7 @@ interface Answer {
     throw new Error(`${MAX_WRITES} writes went through on a full disk`);
   }
 
-  it('answers writes 503 with Retry-After and /readyz not ready, loses nothing acknowledged, and recovers with room', async () => {
+  it('is 503 with Retry-After for writes and /readyz; loses nothing acknowledged; recovers with room', async () => {
     // The service's own Postgres (PGlite) under DATA_DIR, on the small filesystem.
     service = await startChildService(path.join(mountPoint, 'data'), {
       DATABASE_URL: '',

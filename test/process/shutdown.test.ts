@@ -1,5 +1,6 @@
 // A graceful stop under load (SIGTERM): the service stops taking connections, answers the requests in flight,
-// flushes the ingest log and exits within 3 s, releasing its port; every write it acknowledged is there after a restart.
+// flushes the ingest log and exits within 3 s, releasing its port; every write it acknowledged is there after a
+// restart.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -98,7 +99,7 @@ describe('SIGTERM', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('answers the requests in flight, exits 0 within 3 s and frees its port; every acknowledged write is there after a restart', async () => {
+  it('answers what is in flight, exits 0 in 3 s, frees its port; acknowledged writes survive a restart', async () => {
     service = await startChildService(dataDir, EMBEDDED_POSTGRES);
     const { child, url } = service;
     const project = await createProjectKey(url);

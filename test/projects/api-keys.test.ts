@@ -34,7 +34,7 @@ describe('POST …/api-keys', () => {
     project = await createProject(app, admin.token, admin.org.id);
   });
 
-  it('→ 201 { id, name, key, prefix, created_at, last_used_at }; key is rw_ + 40 base62, prefix its first 8 characters', async () => {
+  it('→ 201 { id, name, key, prefix, created_at, last_used_at }; key rw_ + 40 base62, prefix its first 8', async () => {
     const res = await app.http
       .post(keysUrl(admin.org.id, project.id))
       .set(bearer(admin.token))
@@ -291,7 +291,7 @@ describe('roles and organizations', () => {
     await startRun(key.key).expect(201);
   });
 
-  it('an outsider → 404 on create, list and revoke, like a project that does not exist; no key data leaks', async () => {
+  it('an outsider → 404 on create, list and revoke, like a missing project; no key data leaks', async () => {
     const key = await createApiKey(app, admin.token, admin.org.id, project.id);
     const attempts: [Response, Response][] = [
       [

@@ -95,7 +95,8 @@ describe('README walkthrough', () => {
       'done',
     ].join('\n');
     expect(commandsOf(block)).toEqual([
-      `curl -s -X POST localhost:8080/runs -H 'Content-Type: application/json' \\\n    -d '{"steps":[\n      {"index":0}]}'`,
+      "curl -s -X POST localhost:8080/runs -H 'Content-Type: application/json' \\\n" +
+        `    -d '{"steps":[\n      {"index":0}]}'`,
       'echo done',
     ]);
   });
@@ -127,15 +128,15 @@ describe('README walkthrough', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     });
 
-    /** The JSON printed by the curl command that contains `fragment`. */
-    function outputOf(fragment: string): any {
+    /** The JSON printed by the curl command that contains `fragment`, of the shape the caller reads. */
+    function outputOf<Output = unknown>(fragment: string): Output {
       const index = commands.findIndex((command) => command.startsWith('curl ') && command.includes(fragment));
       expect(index).toBeGreaterThanOrEqual(0);
-      return JSON.parse(outputs[index]);
+      return JSON.parse(outputs[index]) as Output;
     }
 
     it('records the batch: one run, one validation error', () => {
-      const { results } = outputOf('/ingest/agent/runs/batch');
+      const { results } = outputOf<{ results: unknown[] }>('/ingest/agent/runs/batch');
       expect(results).toEqual([
         { id: expect.any(String), timestamp: expect.any(String) },
         { error: expect.objectContaining({ code: 'validation_failed' }) },
@@ -143,7 +144,8 @@ describe('README walkthrough', () => {
     });
 
     it('reports both runs, the looping one among them', () => {
-      expect(outputOf('/agent/summary').current).toMatchObject({ total_runs: 2, completed_runs: 1, loop_runs: 1 });
+      const { current } = outputOf<{ current: object }>('/agent/summary');
+      expect(current).toMatchObject({ total_runs: 2, completed_runs: 1, loop_runs: 1 });
     });
 
     it('previews the draft rule as breached', () => {
@@ -151,7 +153,7 @@ describe('README walkthrough', () => {
     });
 
     it('lists the firing event of the rule', () => {
-      const events = outputOf('$EVENTS');
+      const events = outputOf<object[]>('$EVENTS');
       expect(events.length).toBeGreaterThan(0);
       expect(events[0]).toMatchObject({ kind: 'firing', state_to: 'firing' });
     });

@@ -62,8 +62,12 @@ let idCounter = 0;
 /** Fresh ids whose string order differs from ClickHouse's UUID order (which compares the second half first). */
 export function nextId(random: () => number): string {
   idCounter += 1;
+  // Drawn in this order, so that a seed always gives the same ids.
   const high = hex(Math.floor(random() * 0xffffffff), 8);
-  return `${high}-${hex(idCounter, 4)}-4${hex(Math.floor(random() * 0xfff), 3)}-8${hex(Math.floor(random() * 0xfff), 3)}-${hex(Math.floor(random() * 0xffffffffffff), 12)}`;
+  const version4 = hex(Math.floor(random() * 0xfff), 3);
+  const variant8 = hex(Math.floor(random() * 0xfff), 3);
+  const node = hex(Math.floor(random() * 0xffffffffffff), 12);
+  return `${high}-${hex(idCounter, 4)}-4${version4}-8${variant8}-${node}`;
 }
 
 // Tool names as sent: "search" and "Search" are two tools.

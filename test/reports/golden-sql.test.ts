@@ -19,11 +19,16 @@ const STATEMENTS: Record<string, string> = {
   'timeseries.hour.rollups': q.selectTimeseries(['agent_name'], 'hour', 'rollups'),
   'runs.page-keys': q.selectPageKeys(['agent_name', 'status', 'loop_detected']),
   'runs.page-rows': q.selectPageRows(['finished', 'live']),
+  'runs.page-rows.live': q.selectPageRows(['live']),
   'runs.count': q.countRuns(['agent_name']),
-  // The alert preview: a counter signal (rollups), a percentile signal (one pass over the finished rows).
+  // The alert preview: a counter signal (rollups, or raw rows over a short window), a percentile signal (one pass over
+  // the finished rows, whatever the window).
   'preview.completion-rate.rollups': q.selectSummary([], 'rollups', ['completion_rate', 'finished_runs']),
+  'preview.completion-rate.raw.agent': q.selectSummary(['agent_name'], 'raw', ['completion_rate', 'finished_runs']),
   'preview.duration-p95': q.selectSummary([], 'rollups', ['duration_p95_ms', 'finished_runs']),
-  // The evaluator's one query per project, for scopes of all agents and of some.
+  // The evaluator's one query per project: for scopes of all agents, of some agents, and of both.
+  'signals.scoped.all': selectScopedSignals('all'),
+  'signals.scoped.agents': selectScopedSignals('agents'),
   'signals.scoped.both': selectScopedSignals('both'),
 };
 

@@ -14,8 +14,8 @@ beforeAll(async () => {
   // MiB per thread). Written straight into the table: this test is about the query budget, not about ingest.
   await app.stores.ch.command(
     `INSERT INTO runs (project_id, timestamp, id, agent_name, status, finished_at, duration_ms, total_steps, tool_names)
-     SELECT {project_id:UUID}, now64(3) - toIntervalSecond(number % 86400), generateUUIDv4(number), concat('agent-', toString(number % 5)),
-            'completed', now64(3), number % 100000, 1, ['search']
+     SELECT {project_id:UUID}, now64(3) - toIntervalSecond(number % 86400), generateUUIDv4(number),
+            concat('agent-', toString(number % 5)), 'completed', now64(3), number % 100000, 1, ['search']
      FROM numbers(600000)`,
     { project_id: projectId },
   );

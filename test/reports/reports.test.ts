@@ -210,7 +210,7 @@ describe('GET /projects/:projectID/agent/timeseries', () => {
     expectedTimeseries(mine, start, end, BUCKET_MS[unit]);
   const timeseries = (query: Record<string, string>) => get(`/projects/${projectId}/agent/timeseries`, query);
 
-  it('hour buckets over a day not on whole hours: every bucket, partial ones at the edges, exact percentiles', async () => {
+  it('hour buckets over a day off the hour: every bucket, partial ones at the edges, exact percentiles', async () => {
     const res = await timeseries({ ...window(), bucket: 'hour' }).expect(200);
     expect(res.body.bucket).toBe('hour');
     expect(res.body.buckets).toEqual(approximately(expectedBuckets(runs, from, to, 'hour')));

@@ -75,7 +75,7 @@ describe('GET run', () => {
     }
   });
 
-  it('matches ?timestamp as an instant at millisecond precision (microseconds, offsets) and the id case-insensitively', async () => {
+  it('matches ?timestamp as an instant to the ms (microseconds, offsets), and the id case-insensitively', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key, { timestamp: at(app, -7000) });
     for (const timestamp of [
@@ -273,7 +273,7 @@ describe('who may read', () => {
     expectError(await app.http.get(runPath(project.id, run.id)).set(bearer(other.admin.token)), 404, 'not_found');
   });
 
-  it('a key of another project of the same organization gets 403; reading the run under that project is 404', async () => {
+  it('a key of another project of the organization gets 403; read under that project, the run is 404', async () => {
     const { admin, org, project, run } = await runWithSteps();
     const sibling = (
       await app.http

@@ -1,4 +1,5 @@
-// Assertions shared by the API tests: the contract's error body and its details, and the formats of ids, keys and timestamps.
+// Assertions shared by the API tests: the contract's error body and its details, and the formats of ids, keys and
+// timestamps.
 import type { Response } from 'supertest';
 
 /** An RFC 3339 UTC timestamp with milliseconds, as the service writes them: `2026-01-02T03:04:05.678Z`. */
@@ -9,6 +10,10 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** A project API key: `rw_` and 40 base62 characters. */
 export const KEY = /^rw_[0-9A-Za-z]{40}$/;
+/** A webhook signing secret as the service generates it: `whsec_` and 32 random bytes in base64. */
+export const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
+/** A webhook secret as the API shows it after creation: its prefix and last 4 characters. */
+export const MASKED_WEBHOOK_SECRET = /^whsec_…[A-Za-z0-9+/=]{4}$/;
 /** A well-formed UUID that names nothing: an organization, project, user or key that does not exist. */
 export const UNKNOWN = '0190b3a5-6c4e-7d3f-8a1b-2c3d4e5f6a7b';
 

@@ -60,7 +60,7 @@ function recordOutputTail(child: ChildProcess): () => string {
   return () => tail;
 }
 
-/** The port the service listens on, from its "runwatch listening" log line; rejects if it exits or the deadline passes. */
+/** The port the service listens on, from its "runwatch listening" log line; rejects on its exit or at the deadline. */
 function listeningPort(child: ChildProcess, deadline: number, outputTail: () => string): Promise<number> {
   return new Promise((resolve, reject) => {
     let pending = '';
@@ -112,7 +112,7 @@ async function waitUntilReady(
   throw new Error(`the service was not ready within ${READY_TIMEOUT_MS} ms:\n${outputTail()}`);
 }
 
-/** Starts the service on `dataDir` and a free port, with more settings if any; resolves once GET /readyz answers 200. */
+/** Starts the service on `dataDir` and a free port, with more settings if any; resolves once GET /readyz is 200. */
 export async function startChildService(
   dataDir: string,
   environment: Record<string, string> = {},

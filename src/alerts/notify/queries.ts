@@ -39,7 +39,8 @@ export const MARK_SENT = `
 /** A failed attempt: retried at $5 ('queued') or given up ('failed'). */
 export const RECORD_FAILED_ATTEMPT = `
   UPDATE alert_deliveries
-  SET status = $2, attempts = attempts + 1, last_status_code = $3, last_error = $4, next_attempt_at = $5, updated_at = $6
+  SET status = $2, attempts = attempts + 1, last_status_code = $3, last_error = $4, next_attempt_at = $5,
+    updated_at = $6
   WHERE event_id = $1 AND status = 'queued'`;
 
 /** Not attempted now (paced): due again at $2, nothing else changes. */

@@ -1,4 +1,5 @@
-// When a failed delivery is tried again: which failures are retryable, exponential backoff with jitter, Retry-After, give-up.
+// When a failed delivery is tried again: which failures are retryable, exponential backoff with jitter,
+// Retry-After, giving up.
 
 /** A delivery still failing this long after it was queued is given up (`failed`). */
 export const GIVE_UP_AFTER_MS = 24 * 3600 * 1000;

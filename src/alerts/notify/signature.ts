@@ -1,4 +1,5 @@
-// Standard Webhooks signatures (https://www.standardwebhooks.com): signing what we send, verifying it on the receiving side.
+// Standard Webhooks signatures (https://www.standardwebhooks.com): signing what we send, verifying it on the
+// receiving side.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';

@@ -1,5 +1,8 @@
 // The Slack channel: an incoming-webhook message (`text` + Block Kit `blocks`) for an alert event, and per-URL pacing.
-import { scopeLabel, type AlertEventRow, type AlertRuleRow, type Comparator, type SlackConfig } from '../model';
+import type { Comparator } from '../allowed-values';
+import type { SlackConfig } from '../channels';
+import type { AlertEventRow, AlertRuleRow } from '../rows';
+import { scopeLabel } from '../scope-label';
 import type { OutgoingRequest } from './webhook';
 
 const COMPARATOR_SYMBOLS: Record<Comparator, string> = { gt: '>', gte: '≥', lt: '<', lte: '≤' };

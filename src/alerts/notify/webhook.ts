@@ -1,14 +1,7 @@
 // The webhook channel: the signed JSON body of an alert event, per Standard Webhooks.
-import {
-  toAlertEvent,
-  toAlertRule,
-  type AlertEvent,
-  type AlertEventRow,
-  type AlertRule,
-  type AlertRuleRow,
-  type DeliveryRow,
-  type WebhookConfig,
-} from '../model';
+import type { WebhookConfig } from '../channels';
+import { toAlertEvent, toAlertRule, type AlertEventRow, type AlertRuleRow, type DeliveryRow } from '../rows';
+import type { AlertEvent, AlertRule } from '../schemas';
 import { signWebhook } from './signature';
 
 export interface WebhookPayload {
@@ -37,7 +30,10 @@ export function buildWebhookPayload(rule: AlertRuleRow, event: AlertEventRow, de
   };
 }
 
-/** The POST: `webhook-id` is the event id (stable across retries, for receivers to de-duplicate); timestamp and signature are fresh. */
+/**
+ * The POST: `webhook-id` is the event id (stable across retries, for receivers to de-duplicate); timestamp and
+ * signature are fresh.
+ */
 export function buildWebhookRequest(
   rule: AlertRuleRow,
   event: AlertEventRow,
@@ -53,7 +49,8 @@ export function buildWebhookRequest(
     headers: {
       'webhook-id': event.id,
       'webhook-timestamp': String(timestamp),
-      // Rules always get a secret at creation; a row without one (written by hand) goes unsigned rather than not at all.
+      // Rules always get a secret at creation; a row without one (written by hand) goes unsigned rather than not at
+      // all.
       ...(config.secret ? { 'webhook-signature': signWebhook(config.secret, event.id, timestamp, body) } : {}),
     },
   };

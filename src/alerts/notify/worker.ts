@@ -5,7 +5,9 @@ import type { Clock } from '../../clock';
 import type { Config } from '../../config';
 import type { Sql } from '../../db/postgres';
 import { suppressDelivery } from '../delivery-queue';
-import { sendsResolved, type AlertEventRow, type AlertRuleRow, type Channel } from '../model';
+import type { Channel } from '../allowed-values';
+import { sendsResolved } from '../channels';
+import type { AlertEventRow, AlertRuleRow } from '../rows';
 import { assertPublicUrl } from '../url-safety';
 import {
   CLAIM_DUE_DELIVERIES,
@@ -62,7 +64,10 @@ export interface Notifier {
    * it to one project's rules (for tests that share a database).
    */
   deliverDue(now: Date, scope?: DeliveryScope): Promise<DeliveryReport>;
-  /** Runs deliverDue on the clock every `intervalMs` (the timer does not keep the process alive); the returned function stops it and waits for a pass in progress. */
+  /**
+   * Runs deliverDue on the clock every `intervalMs` (the timer does not keep the process alive); the returned
+   * function stops it and waits for a pass in progress.
+   */
   startNotifier(options: { intervalMs: number }): () => Promise<void>;
 }
 

@@ -12,6 +12,13 @@ export class ApiError extends Error {
   }
 }
 
+/** A failure as a form shows it: a rejected body lists what is wrong with each field. */
+export function describeFailure(failure: unknown): Error {
+  return failure instanceof ApiError && failure.details.length > 0
+    ? new Error(failure.details.map((detail) => `${detail.path}: ${detail.message}`).join('; '))
+    : (failure as Error);
+}
+
 /** Told of every 401, so that the app can send the user to sign in. */
 let onUnauthorized: () => void = () => undefined;
 export const whenUnauthorized = (handler: () => void) => {

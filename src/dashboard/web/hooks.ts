@@ -1,4 +1,4 @@
-// Loading data for a view: its state while loading, its error, and a way to load it again.
+// Loading data for a view (its state while loading, its error, a way to load it again), and the user's actions.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { windowOf, type Window } from './window';
 
@@ -23,6 +23,25 @@ export function useLoad<T>(load: () => Promise<T>, dependencies: unknown[]): Loa
   }, dependencies);
   useEffect(run, [run]);
   return { ...state, reload: run };
+}
+
+/**
+ * Runs the user's actions (a form's submit, a click) and keeps the last one's error to show; `done` follows every
+ * action that succeeds (the reload of the list it changed, say).
+ */
+export function useAction(done?: () => void): [Error | undefined, (action: () => Promise<unknown>) => Promise<void>] {
+  const [error, setError] = useState<Error>();
+  const act = async (action: () => Promise<unknown>) => {
+    setError(undefined);
+    try {
+      await action();
+    } catch (failure) {
+      setError(failure as Error);
+      return;
+    }
+    done?.();
+  };
+  return [error, act];
 }
 
 /** The value, once it has stopped changing for `ms`. */

@@ -1,8 +1,12 @@
 // The API's shapes, as the server declares them: types only (erased from the bundle), from the routes' zod schemas.
 import type { z } from 'zod';
-import type { alertEventSchema, alertRuleWithStateSchema } from '../../alerts/model';
-import type { previewResultSchema } from '../../alerts/routes';
-import type { createRuleBody, draftRuleBody } from '../../alerts/schemas';
+import type {
+  alertEventSchema,
+  alertRuleWithStateSchema,
+  createRuleBody,
+  draftRuleBody,
+  previewResultSchema,
+} from '../../alerts/schemas';
 import type { profileSchema } from '../../auth/routes';
 import type { errorSchema } from '../../http/errors';
 import type { memberSchema, organizationSchema } from '../../orgs/routes';

@@ -1,17 +1,19 @@
-SELECT bucket_start, p_runs AS total_runs,
-    p_completed AS completed_runs,
-    if(p_finished = 0, 0, p_completed / p_finished) AS completion_rate,
-    p_loops AS loop_runs,
-    if(p_runs = 0, 0, p_loops / p_runs) AS loop_rate,
-    if(p_finished = 0, 0, toFloat64(p_cost) / p_finished) AS avg_cost_usd,
-    if(p_finished = 0, 0, p_tokens / p_finished) AS avg_tokens,
-    if(p_finished = 0, 0, p_duration_p50) AS duration_p50_ms,
-    if(p_finished = 0, 0, p_duration_p95) AS duration_p95_ms,
-    if(p_finished = 0, 0, p_duration_p99) AS duration_p99_ms,
-    p_steps AS total_steps,
-    p_tool_calls AS total_tool_calls
-  FROM (
-    SELECT toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, INTERVAL 1 MINUTE, 'UTC'), 3, 'UTC')) AS bucket_start, count() AS p_runs,
+SELECT bucket_start,
+  p_runs AS total_runs,
+  p_completed AS completed_runs,
+  if(p_finished = 0, 0, p_completed / p_finished) AS completion_rate,
+  p_loops AS loop_runs,
+  if(p_runs = 0, 0, p_loops / p_runs) AS loop_rate,
+  if(p_finished = 0, 0, toFloat64(p_cost) / p_finished) AS avg_cost_usd,
+  if(p_finished = 0, 0, p_tokens / p_finished) AS avg_tokens,
+  if(p_finished = 0, 0, p_duration_p50) AS duration_p50_ms,
+  if(p_finished = 0, 0, p_duration_p95) AS duration_p95_ms,
+  if(p_finished = 0, 0, p_duration_p99) AS duration_p99_ms,
+  p_steps AS total_steps,
+  p_tool_calls AS total_tool_calls
+FROM (
+  SELECT toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, INTERVAL 1 MINUTE, 'UTC'), 3, 'UTC')) AS bucket_start,
+    count() AS p_runs,
     countIf(run_completed) AS p_completed,
     countIf(run_finished) AS p_finished,
     countIf(run_loop) AS p_loops,
@@ -23,22 +25,29 @@ SELECT bucket_start, p_runs AS total_runs,
     p_durations[1] AS p_duration_p50,
     p_durations[2] AS p_duration_p95,
     p_durations[3] AS p_duration_p99
-    FROM (
-  SELECT timestamp AS run_timestamp, agent_name AS run_agent, true AS run_finished,
-         status = 'completed' AS run_completed, loop_detected AS run_loop, total_cost_usd AS run_cost,
-         total_tokens AS run_tokens, duration_ms AS run_duration_ms, total_steps AS run_steps,
-         tool_calls AS run_tool_calls, tool_names AS run_tool_names
-  FROM runs
-  WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
-  UNION ALL
-  SELECT timestamp, agent_name, false,
-         false, loop_detected, total_cost_usd,
-         total_tokens, toUInt64(0), total_steps,
-         tool_calls, tool_names
-  FROM live_runs FINAL
-  WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
-    AND (timestamp, id) NOT IN (
-      SELECT timestamp, id FROM runs
-      WHERE project_id = {project_id:UUID}
-        AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))) 
-    GROUP BY bucket_start) AS partials
+  FROM (
+    SELECT
+      timestamp AS run_timestamp,
+      agent_name AS run_agent,
+      true AS run_finished,
+      status = 'completed' AS run_completed,
+      loop_detected AS run_loop,
+      total_cost_usd AS run_cost,
+      total_tokens AS run_tokens,
+      duration_ms AS run_duration_ms,
+      total_steps AS run_steps,
+      tool_calls AS run_tool_calls,
+      tool_names AS run_tool_names
+    FROM runs
+    WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
+    UNION ALL
+    SELECT timestamp, agent_name, false, false, loop_detected, total_cost_usd, total_tokens, toUInt64(0), total_steps, tool_calls, tool_names
+    FROM live_runs FINAL
+    WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
+      AND (timestamp, id) NOT IN (
+        SELECT timestamp, id FROM runs
+        WHERE project_id = {project_id:UUID}
+          AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
+  )
+  GROUP BY bucket_start
+) AS partials

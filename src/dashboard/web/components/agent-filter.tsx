@@ -4,6 +4,7 @@ import { useLoad } from '../hooks';
 import { navigate, withChanges } from '../router';
 import type { HealthEntry } from '../types';
 import type { Window } from '../window';
+import { Options } from './form';
 
 export function AgentFilter({
   projectID,
@@ -31,11 +32,7 @@ export function AgentFilter({
       onChange={(event) => navigate(path, withChanges(query, { agent: event.currentTarget.value, offset: undefined }))}
     >
       <option value="">All agents</option>
-      {names.map((name) => (
-        <option key={name} value={name}>
-          {name}
-        </option>
-      ))}
+      <Options choices={names} />
     </select>
   );
 }

@@ -4,6 +4,7 @@ import { get, post } from '../api';
 import { useLoad } from '../hooks';
 import { href, navigate, type Location } from '../router';
 import type { Profile, Project } from '../types';
+import { Options } from './form';
 
 const PROJECT_PAGES = [
   ['overview', 'Overview'],
@@ -55,11 +56,7 @@ export function Layout({
             value={orgID}
             onChange={(event) => navigate(`/orgs/${event.currentTarget.value}/projects`)}
           >
-            {profile.organizations.map((org) => (
-              <option key={org.id} value={org.id}>
-                {org.name}
-              </option>
-            ))}
+            <Options choices={profile.organizations.map(({ id, name }) => ({ value: id, label: name }))} />
           </select>
         )}
         {orgID && projects.data && (
@@ -75,11 +72,7 @@ export function Layout({
             }}
           >
             {!projectID && <option value="">Choose a project…</option>}
-            {projects.data.map((project) => (
-              <option key={project.id} value={project.id}>
-                {project.name}
-              </option>
-            ))}
+            <Options choices={projects.data.map(({ id, name }) => ({ value: id, label: name }))} />
             <option value="">Manage projects…</option>
           </select>
         )}

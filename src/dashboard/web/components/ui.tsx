@@ -141,12 +141,3 @@ OTEL_EXPORTER_OTLP_TRACES_HEADERS="Authorization=Bearer $RUNWATCH_API_KEY"`}</pr
     </section>
   );
 }
-
-export function Field({ label, children }: { label: string; children: ComponentChildren }) {
-  return (
-    <label class="field">
-      <span>{label}</span>
-      {children}
-    </label>
-  );
-}

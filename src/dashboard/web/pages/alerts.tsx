@@ -1,8 +1,10 @@
 // Alert rules with their state; a rule's form, whose preview follows the draft as it changes; its events.
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../main';
-import { ApiError, del, get, patch, post } from '../api';
-import { ErrorNote, Field, Show } from '../components/ui';
+import { del, describeFailure, get, patch, post } from '../api';
+import { ConfirmButton, Field, Options, SelectField, TextField } from '../components/form';
+import { LoadedTable, type Column } from '../components/table';
+import { ErrorNote, Show } from '../components/ui';
 import * as f from '../format';
 import { useDebounced, useLoad } from '../hooks';
 import { href, navigate } from '../router';
@@ -28,16 +30,17 @@ const COMPARATORS: { value: AlertRule['comparator']; label: string }[] = [
   { value: 'lt', label: '<' },
   { value: 'lte', label: '≤' },
 ];
-const WINDOWS: [number, string][] = [
-  [300, '5 min'],
-  [900, '15 min'],
-  [3600, '1 hour'],
-  [21_600, '6 hours'],
-  [86_400, '1 day'],
-  [604_800, '7 days'],
-  [2_592_000, '30 days'],
+const WINDOWS: { value: number; label: string }[] = [
+  { value: 300, label: '5 min' },
+  { value: 900, label: '15 min' },
+  { value: 3600, label: '1 hour' },
+  { value: 21_600, label: '6 hours' },
+  { value: 86_400, label: '1 day' },
+  { value: 604_800, label: '7 days' },
+  { value: 2_592_000, label: '30 days' },
 ];
 const SEVERITIES: AlertRule['severity'][] = ['critical', 'warning', 'info'];
+const CHANNELS: AlertRule['channel'][] = ['webhook', 'slack'];
 const isRate = (signal: Signal) => signal.endsWith('_rate');
 
 /** How a signal's value reads. */
@@ -128,6 +131,48 @@ function inputOf(draft: Draft): RuleInput {
   } as RuleInput;
 }
 
+/** A rule's condition as it reads: `completion_rate < 90.0%`. */
+function describeCondition(rule: AlertRule): string {
+  const comparator = COMPARATORS.find(({ value }) => value === rule.comparator)!.label;
+  return `${rule.signal} ${comparator} ${formatSignal(rule.signal, rule.threshold)}`;
+}
+
+/** Which runs a rule watches: an agent's or all, over a window or each run as it finishes. */
+function describeScope(rule: AlertRule): string {
+  const windowLabel = WINDOWS.find(({ value }) => value === rule.window_seconds)?.label ?? `${rule.window_seconds} s`;
+  return `${rule.agent_name ?? 'all agents'}${rule.class === 'aggregate' ? ` · ${windowLabel}` : ' · each run'}`;
+}
+
+/** The columns of the rules table; a rule's name opens its page under `base`. */
+const ruleColumns = (base: string): Column<AlertRule>[] => [
+  {
+    label: 'Rule',
+    cell: (rule) => (
+      <>
+        <a href={href(`${base}/${rule.id}`)}>{rule.name}</a>
+        {!rule.enabled && <span class="badge">disabled</span>}
+      </>
+    ),
+  },
+  {
+    label: 'State',
+    cell: (rule) => (
+      <>
+        <span class={`badge state-${rule.state}`}>{rule.state}</span>
+        {rule.last_error && (
+          <span class="badge bad" title={rule.last_error}>
+            error
+          </span>
+        )}
+      </>
+    ),
+  },
+  { label: 'Condition', cell: describeCondition },
+  { label: 'Scope', cell: describeScope },
+  { label: 'Severity', cell: (rule) => rule.severity },
+  { label: 'Channel', cell: (rule) => rule.channel },
+];
+
 export function AlertsPage({ params }: PageProps) {
   const { orgID, projectID } = params;
   const base = `/orgs/${orgID}/projects/${projectID}/alerts`;
@@ -144,59 +189,17 @@ export function AlertsPage({ params }: PageProps) {
           New rule
         </a>
       </div>
-      <Show loaded={rules}>
-        {(list) =>
-          list.length === 0 ? (
-            <p class="muted">
-              No alert rules yet. A rule watches a signal — completion rate, loop rate, p95 duration, cost… — and
-              notifies a webhook or Slack when it crosses a threshold.
-            </p>
-          ) : (
-            <table class="table">
-              <thead>
-                <tr>
-                  <th>Rule</th>
-                  <th>State</th>
-                  <th>Condition</th>
-                  <th>Scope</th>
-                  <th>Severity</th>
-                  <th>Channel</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((rule) => (
-                  <tr key={rule.id}>
-                    <td>
-                      <a href={href(`${base}/${rule.id}`)}>{rule.name}</a>
-                      {!rule.enabled && <span class="badge">disabled</span>}
-                    </td>
-                    <td>
-                      <span class={`badge state-${rule.state}`}>{rule.state}</span>
-                      {rule.last_error && (
-                        <span class="badge bad" title={rule.last_error}>
-                          error
-                        </span>
-                      )}
-                    </td>
-                    <td>
-                      {rule.signal} {COMPARATORS.find((c) => c.value === rule.comparator)?.label}{' '}
-                      {formatSignal(rule.signal, rule.threshold)}
-                    </td>
-                    <td>
-                      {rule.agent_name ?? 'all agents'}
-                      {rule.class === 'aggregate'
-                        ? ` · ${WINDOWS.find(([s]) => s === rule.window_seconds)?.[1] ?? `${rule.window_seconds} s`}`
-                        : ' · each run'}
-                    </td>
-                    <td>{rule.severity}</td>
-                    <td>{rule.channel}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
+      <LoadedTable
+        loaded={rules}
+        rowKey={(rule) => rule.id}
+        empty={
+          <>
+            No alert rules yet. A rule watches a signal — completion rate, loop rate, p95 duration, cost… — and notifies
+            a webhook or Slack when it crosses a threshold.
+          </>
         }
-      </Show>
+        columns={ruleColumns(base)}
+      />
     </>
   );
 }
@@ -266,6 +269,11 @@ function RuleForm({
   const [draft, setDraft] = useState<Draft>(rule ? draftOf(rule) : NEW_RULE);
   const [error, setError] = useState<Error>();
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft({ ...draft, [key]: value });
+  /** A field's value and what it does when it changes: `{...bind('name')}` ties a field to the draft's name. */
+  const bind = <K extends keyof Draft>(key: K) => ({
+    value: draft[key],
+    onValue: (value: Draft[K]) => set(key, value),
+  });
   const perRun = PER_RUN.includes(draft.signal);
   const rulesPath = `/admin/orgs/${orgID}/projects/${projectID}/alert-rules`;
   const submit = async (event: Event) => {
@@ -275,146 +283,67 @@ function RuleForm({
       const input = inputOf(draft);
       saved(rule ? await patch<AlertRule>(`${rulesPath}/${rule.id}`, input) : await post<AlertRule>(rulesPath, input));
     } catch (failure) {
-      setError(
-        failure instanceof ApiError && failure.details.length > 0
-          ? new Error(failure.details.map((d) => `${d.path}: ${d.message}`).join('; '))
-          : (failure as Error),
-      );
+      setError(describeFailure(failure));
     }
   };
-  const seconds = (key: 'for_seconds' | 'keep_firing_for_seconds' | 'cooldown_seconds', label: string) => (
+  type Count = 'min_requests' | 'for_seconds' | 'keep_firing_for_seconds' | 'cooldown_seconds';
+  const countField = (key: Count, label: string) => (
     <Field label={label}>
       <input type="number" min={0} value={draft[key]} onInput={(e) => set(key, Number(e.currentTarget.value))} />
     </Field>
   );
+  const checkbox = (key: 'send_resolved' | 'enabled', label: string) => (
+    <label class="check">
+      <input type="checkbox" checked={draft[key]} onChange={(e) => set(key, e.currentTarget.checked)} /> {label}
+    </label>
+  );
   return (
     <div class="rule-editor">
       <form class="panel rule-form" onSubmit={submit}>
-        <Field label="Name">
-          <input
-            required
-            maxLength={200}
-            value={draft.name}
-            placeholder="Completion rate dropped"
-            onInput={(e) => set('name', e.currentTarget.value)}
-          />
-        </Field>
+        <TextField label="Name" required maxLength={200} placeholder="Completion rate dropped" {...bind('name')} />
         <div class="row">
           <Field label="Signal">
             <select value={draft.signal} onChange={(e) => set('signal', e.currentTarget.value as Signal)}>
               <optgroup label="Over a window">
-                {AGGREGATE.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
+                <Options choices={AGGREGATE} />
               </optgroup>
               <optgroup label="Each run">
-                {PER_RUN.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
+                <Options choices={PER_RUN} />
               </optgroup>
             </select>
           </Field>
-          <Field label="Comparator">
-            <select
-              value={draft.comparator}
-              onChange={(e) => set('comparator', e.currentTarget.value as Draft['comparator'])}
-            >
-              {COMPARATORS.map(({ value, label }) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </Field>
-          <Field label={isRate(draft.signal) ? 'Threshold (0–1)' : 'Threshold'}>
-            <input
-              required
-              type="number"
-              step="any"
-              value={draft.threshold}
-              onInput={(e) => set('threshold', e.currentTarget.value)}
-            />
-          </Field>
+          <SelectField label="Comparator" choices={COMPARATORS} {...bind('comparator')} />
+          <TextField
+            label={isRate(draft.signal) ? 'Threshold (0–1)' : 'Threshold'}
+            required
+            type="number"
+            step="any"
+            {...bind('threshold')}
+          />
         </div>
         <div class="row">
-          <Field label="Agent (empty: all)">
-            <input maxLength={200} value={draft.agent_name} onInput={(e) => set('agent_name', e.currentTarget.value)} />
-          </Field>
-          {!perRun && (
-            <Field label="Window">
-              <select
-                value={draft.window_seconds}
-                onChange={(e) => set('window_seconds', Number(e.currentTarget.value))}
-              >
-                {WINDOWS.map(([value, label]) => (
-                  <option key={value} value={value}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            </Field>
-          )}
-          {!perRun && (
-            <Field label="Min. runs">
-              <input
-                type="number"
-                min={0}
-                value={draft.min_requests}
-                onInput={(e) => set('min_requests', Number(e.currentTarget.value))}
-              />
-            </Field>
-          )}
+          <TextField label="Agent (empty: all)" maxLength={200} {...bind('agent_name')} />
+          {!perRun && <SelectField label="Window" choices={WINDOWS} {...bind('window_seconds')} />}
+          {!perRun && countField('min_requests', 'Min. runs')}
         </div>
         <div class="row">
-          {!perRun && seconds('for_seconds', 'Pending for (s)')}
-          {!perRun && seconds('keep_firing_for_seconds', 'Keep firing for (s)')}
-          {seconds('cooldown_seconds', 'Cooldown (s)')}
+          {!perRun && countField('for_seconds', 'Pending for (s)')}
+          {!perRun && countField('keep_firing_for_seconds', 'Keep firing for (s)')}
+          {countField('cooldown_seconds', 'Cooldown (s)')}
         </div>
         <div class="row">
-          <Field label="Severity">
-            <select
-              value={draft.severity}
-              onChange={(e) => set('severity', e.currentTarget.value as Draft['severity'])}
-            >
-              {SEVERITIES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </Field>
-          <Field label="Channel">
-            <select value={draft.channel} onChange={(e) => set('channel', e.currentTarget.value as Draft['channel'])}>
-              <option value="webhook">webhook</option>
-              <option value="slack">slack</option>
-            </select>
-          </Field>
-          <Field label={draft.channel === 'webhook' ? 'Webhook URL' : 'Slack webhook URL'}>
-            <input
-              required
-              type="text"
-              value={draft.url}
-              placeholder="https://…"
-              onInput={(e) => set('url', e.currentTarget.value)}
-            />
-          </Field>
+          <SelectField label="Severity" choices={SEVERITIES} {...bind('severity')} />
+          <SelectField label="Channel" choices={CHANNELS} {...bind('channel')} />
+          <TextField
+            label={draft.channel === 'webhook' ? 'Webhook URL' : 'Slack webhook URL'}
+            required
+            type="text"
+            placeholder="https://…"
+            {...bind('url')}
+          />
         </div>
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={draft.send_resolved}
-            onChange={(e) => set('send_resolved', e.currentTarget.checked)}
-          />{' '}
-          Notify when resolved
-        </label>
-        <label class="check">
-          <input type="checkbox" checked={draft.enabled} onChange={(e) => set('enabled', e.currentTarget.checked)} />{' '}
-          Enabled
-        </label>
+        {checkbox('send_resolved', 'Notify when resolved')}
+        {checkbox('enabled', 'Enabled')}
         {error && <ErrorNote error={error} />}
         <button type="submit" class="primary">
           {rule ? 'Save rule' : 'Create rule'}
@@ -425,46 +354,43 @@ function RuleForm({
   );
 }
 
+/** An event's notification: its delivery status, the attempts so far and the last HTTP status. */
+function describeNotification({
+  status,
+  attempts,
+  last_status_code: lastStatusCode,
+}: NonNullable<AlertEvent['notification']>): string {
+  const httpStatus = lastStatusCode ? ` · HTTP ${lastStatusCode}` : '';
+  return `${status} · ${attempts} attempt${attempts === 1 ? '' : 's'}${httpStatus}`;
+}
+
 function Events({ path, signal }: { path: string; signal: Signal }) {
   const events = useLoad(() => get<AlertEvent[]>(`${path}/events`), [path]);
   return (
-    <Show loaded={events}>
-      {(list) =>
-        list.length === 0 ? (
-          <p class="muted">No events yet: the rule has not fired.</p>
-        ) : (
-          <table class="table events">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Event</th>
-                <th>Value</th>
-                <th>Runs</th>
-                <th>Notification</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((event) => (
-                <tr key={event.id}>
-                  <td>{f.dateTime(event.created_at)}</td>
-                  <td>
-                    <span class={`badge kind-${event.kind}`}>{event.kind}</span> {event.state_from} → {event.state_to}
-                    {event.reason ? ` (${event.reason})` : ''}
-                  </td>
-                  <td>{formatSignal(signal, event.value)}</td>
-                  <td>{event.sample_count ?? '—'}</td>
-                  <td>
-                    {event.notification
-                      ? `${event.notification.status} · ${event.notification.attempts} attempt${event.notification.attempts === 1 ? '' : 's'}${event.notification.last_status_code ? ` · HTTP ${event.notification.last_status_code}` : ''}`
-                      : 'none'}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )
-      }
-    </Show>
+    <LoadedTable
+      class="events"
+      loaded={events}
+      rowKey={(event) => event.id}
+      empty="No events yet: the rule has not fired."
+      columns={[
+        { label: 'When', cell: (event) => f.dateTime(event.created_at) },
+        {
+          label: 'Event',
+          cell: (event) => (
+            <>
+              <span class={`badge kind-${event.kind}`}>{event.kind}</span> {event.state_from} → {event.state_to}
+              {event.reason ? ` (${event.reason})` : ''}
+            </>
+          ),
+        },
+        { label: 'Value', cell: (event) => formatSignal(signal, event.value) },
+        { label: 'Runs', cell: (event) => event.sample_count ?? '—' },
+        {
+          label: 'Notification',
+          cell: (event) => (event.notification ? describeNotification(event.notification) : 'none'),
+        },
+      ]}
+    />
   );
 }
 
@@ -489,7 +415,6 @@ export function RulePage({ params }: PageProps) {
   const isNew = ruleID === 'new';
   const rule = useLoad(() => (isNew ? Promise.resolve(null) : get<AlertRule>(path)), [path]);
   const remove = async () => {
-    if (!confirm('Delete this rule and its history?')) return;
     await del(path);
     navigate(alerts);
   };
@@ -506,9 +431,9 @@ export function RulePage({ params }: PageProps) {
               {found && <span class={`badge state-${found.state}`}>{found.state}</span>}
               <span class="spacer" />
               {found && (
-                <button type="button" class="danger" onClick={remove}>
+                <ConfirmButton question="Delete this rule and its history?" onConfirm={remove}>
                   Delete
-                </button>
+                </ConfirmButton>
               )}
             </div>
             {found?.last_error && <div class="error">Last evaluation failed: {found.last_error}</div>}

@@ -2,8 +2,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { PageProps } from '../main';
 import { get, post } from '../api';
-import { useLoad } from '../hooks';
-import { ErrorNote, Field, Show } from '../components/ui';
+import { InlineForm, TextField } from '../components/form';
+import { ErrorNote, Show } from '../components/ui';
+import { useAction, useLoad } from '../hooks';
 import { href, navigate } from '../router';
 import type { Project } from '../types';
 
@@ -30,16 +31,12 @@ export function ProjectsPage({ params }: PageProps) {
   const { orgID } = params;
   const projects = useLoad(() => get<Project[]>(`/admin/orgs/${orgID}/projects`), [orgID]);
   const [name, setName] = useState('');
-  const [error, setError] = useState<Error>();
-  const create = async (event: Event) => {
-    event.preventDefault();
-    try {
+  const [error, act] = useAction();
+  const create = () =>
+    act(async () => {
       const project = await post<Project>(`/admin/orgs/${orgID}/projects`, { name });
       navigate(`/orgs/${orgID}/projects/${project.id}/keys`);
-    } catch (failure) {
-      setError(failure as Error);
-    }
-  };
+    });
   return (
     <>
       <h1>Projects</h1>
@@ -58,21 +55,16 @@ export function ProjectsPage({ params }: PageProps) {
           )
         }
       </Show>
-      <form class="panel inline" onSubmit={create}>
-        <Field label="New project">
-          <input
-            required
-            maxLength={100}
-            value={name}
-            placeholder="support-bot"
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-        </Field>
-        <button type="submit" class="primary">
-          Create project
-        </button>
-      </form>
-      {error && <ErrorNote error={error} />}
+      <InlineForm submit="Create project" onSubmit={create} error={error}>
+        <TextField
+          label="New project"
+          required
+          maxLength={100}
+          value={name}
+          placeholder="support-bot"
+          onValue={setName}
+        />
+      </InlineForm>
     </>
   );
 }

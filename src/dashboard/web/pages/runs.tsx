@@ -2,6 +2,8 @@
 import type { PageProps } from '../main';
 import { get, request, searchOf } from '../api';
 import { AgentFilter } from '../components/agent-filter';
+import { Options } from '../components/form';
+import { Table, type Column } from '../components/table';
 import { Show, WindowPicker } from '../components/ui';
 import * as f from '../format';
 import { useLoad, useWindow } from '../hooks';
@@ -9,11 +11,29 @@ import { href, navigate, withChanges } from '../router';
 import type { Run, Step } from '../types';
 
 const PAGE_SIZE = 25;
-const STATUSES = ['running', 'completed', 'failed', 'cancelled', 'timed_out', 'abandoned'];
+const STATUSES: Run['status'][] = ['running', 'completed', 'failed', 'cancelled', 'timed_out', 'abandoned'];
+const readStatus = (status: Run['status']) => status.replace('_', ' ');
 
 const StatusBadge = ({ status }: { status: Run['status'] }) => (
-  <span class={`badge status-${status}`}>{status.replace('_', ' ')}</span>
+  <span class={`badge status-${status}`}>{readStatus(status)}</span>
 );
+
+/** The columns of the runs table; a run's start opens its page, of the project at `projectPath`. */
+const runColumns = (projectPath: string): Column<Run>[] => [
+  {
+    label: 'Started',
+    cell: (run) => (
+      <a href={href(`${projectPath}/runs/${run.id}`, { timestamp: run.timestamp })}>{f.dateTime(run.timestamp)}</a>
+    ),
+  },
+  { label: 'Agent', cell: (run) => run.agent_name },
+  { label: 'Status', cell: (run) => <StatusBadge status={run.status} /> },
+  { label: 'Duration', cell: (run) => f.duration(run.duration_ms) },
+  { label: 'Steps', cell: (run) => run.total_steps },
+  { label: 'Tokens', cell: (run) => f.count(run.total_tokens) },
+  { label: 'Cost', cell: (run) => f.usd(run.total_cost_usd) },
+  { label: 'Loop', cell: (run) => run.loop_detected && <span class="badge loop">loop</span> },
+];
 
 export function RunsPage({ params, here }: PageProps) {
   const { orgID, projectID } = params;
@@ -39,11 +59,7 @@ export function RunsPage({ params, here }: PageProps) {
           onChange={(e) => change({ status: e.currentTarget.value })}
         >
           <option value="">Any status</option>
-          {STATUSES.map((status) => (
-            <option key={status} value={status}>
-              {status.replace('_', ' ')}
-            </option>
-          ))}
+          <Options choices={STATUSES.map((status) => ({ value: status, label: readStatus(status) }))} />
         </select>
         <select
           aria-label="Loops"
@@ -59,42 +75,7 @@ export function RunsPage({ params, here }: PageProps) {
       <Show loaded={page}>
         {({ runs, total }) => (
           <>
-            <table class="table">
-              <thead>
-                <tr>
-                  <th>Started</th>
-                  <th>Agent</th>
-                  <th>Status</th>
-                  <th>Duration</th>
-                  <th>Steps</th>
-                  <th>Tokens</th>
-                  <th>Cost</th>
-                  <th>Loop</th>
-                </tr>
-              </thead>
-              <tbody>
-                {runs.map((run) => (
-                  <tr key={run.id}>
-                    <td>
-                      <a
-                        href={href(`/orgs/${orgID}/projects/${projectID}/runs/${run.id}`, { timestamp: run.timestamp })}
-                      >
-                        {f.dateTime(run.timestamp)}
-                      </a>
-                    </td>
-                    <td>{run.agent_name}</td>
-                    <td>
-                      <StatusBadge status={run.status} />
-                    </td>
-                    <td>{f.duration(run.duration_ms)}</td>
-                    <td>{run.total_steps}</td>
-                    <td>{f.count(run.total_tokens)}</td>
-                    <td>{f.usd(run.total_cost_usd)}</td>
-                    <td>{run.loop_detected && <span class="badge loop">loop</span>}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table rows={runs} rowKey={(run) => run.id} columns={runColumns(`/orgs/${orgID}/projects/${projectID}`)} />
             {runs.length === 0 && <p class="muted">No run matches these filters in this window.</p>}
             <div class="pager">
               <span class="muted">

@@ -2,20 +2,11 @@
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../main';
 import { del, get, patch, post } from '../api';
-import { ErrorNote, Field, Show } from '../components/ui';
+import { ConfirmButton, InlineForm, Options, SelectField, TextField } from '../components/form';
+import { LoadedTable } from '../components/table';
 import * as f from '../format';
-import { useLoad } from '../hooks';
+import { useAction, useLoad } from '../hooks';
 import type { ApiKey, Member, NewApiKey } from '../types';
-
-/** Runs an action and shows its error, if any, under the form. */
-function useAction(): [Error | undefined, (action: () => Promise<unknown>) => Promise<void>] {
-  const [error, setError] = useState<Error>();
-  const run = async (action: () => Promise<unknown>) => {
-    setError(undefined);
-    await action().catch(setError);
-  };
-  return [error, run];
-}
 
 export function KeysPage({ params }: PageProps) {
   const { orgID, projectID } = params;
@@ -23,15 +14,12 @@ export function KeysPage({ params }: PageProps) {
   const keys = useLoad(() => get<ApiKey[]>(path), [path]);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<NewApiKey>();
-  const [error, act] = useAction();
-  const create = (event: Event) => {
-    event.preventDefault();
-    return act(async () => {
+  const [error, act] = useAction(keys.reload);
+  const create = () =>
+    act(async () => {
       setCreated(await post<NewApiKey>(path, name ? { name } : {}));
       setName('');
-      keys.reload();
     });
-  };
   return (
     <>
       <h1>API keys</h1>
@@ -45,66 +33,31 @@ export function KeysPage({ params }: PageProps) {
           <pre data-testid="new-key">{created.key}</pre>
         </div>
       )}
-      <form class="panel inline" onSubmit={create}>
-        <Field label="Key name">
-          <input
-            maxLength={100}
-            value={name}
-            placeholder="production"
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-        </Field>
-        <button type="submit" class="primary">
-          Create key
-        </button>
-      </form>
-      {error && <ErrorNote error={error} />}
-      <Show loaded={keys}>
-        {(list) =>
-          list.length === 0 ? (
-            <p class="muted">No keys yet.</p>
-          ) : (
-            <table class="table">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Key</th>
-                  <th>Created</th>
-                  <th>Last used</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((key) => (
-                  <tr key={key.id}>
-                    <td>{key.name}</td>
-                    <td>
-                      <code>{key.prefix}…</code>
-                    </td>
-                    <td>{f.dateTime(key.created_at)}</td>
-                    <td>{f.dateTime(key.last_used_at)}</td>
-                    <td>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() =>
-                          confirm(`Revoke ${key.name}? Agents using it stop reporting.`) &&
-                          act(async () => {
-                            await del(`${path}/${key.id}`);
-                            keys.reload();
-                          })
-                        }
-                      >
-                        Revoke
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
-      </Show>
+      <InlineForm submit="Create key" onSubmit={create} error={error}>
+        <TextField label="Key name" maxLength={100} value={name} placeholder="production" onValue={setName} />
+      </InlineForm>
+      <LoadedTable
+        loaded={keys}
+        rowKey={(key) => key.id}
+        empty="No keys yet."
+        columns={[
+          { label: 'Name', cell: (key) => key.name },
+          { label: 'Key', cell: (key) => <code>{key.prefix}…</code> },
+          { label: 'Created', cell: (key) => f.dateTime(key.created_at) },
+          { label: 'Last used', cell: (key) => f.dateTime(key.last_used_at) },
+          {
+            label: '',
+            cell: (key) => (
+              <ConfirmButton
+                question={`Revoke ${key.name}? Agents using it stop reporting.`}
+                onConfirm={() => act(() => del(`${path}/${key.id}`))}
+              >
+                Revoke
+              </ConfirmButton>
+            ),
+          },
+        ]}
+      />
     </>
   );
 }
@@ -117,93 +70,51 @@ export function MembersPage({ params }: PageProps) {
   const members = useLoad(() => get<Member[]>(path), [path]);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Member['role']>('member');
-  const [error, act] = useAction();
-  const add = (event: Event) => {
-    event.preventDefault();
-    return act(async () => {
+  const [error, act] = useAction(members.reload);
+  const add = () =>
+    act(async () => {
       await post(path, { email, role });
       setEmail('');
-      members.reload();
     });
-  };
   return (
     <>
       <h1>Members</h1>
-      <Show loaded={members}>
-        {(list) => (
-          <table class="table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>E-mail</th>
-                <th>Role</th>
-                <th>Since</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((member) => (
-                <tr key={member.user_id}>
-                  <td>{member.name}</td>
-                  <td>{member.email}</td>
-                  <td>
-                    <select
-                      aria-label={`Role of ${member.email}`}
-                      value={member.role}
-                      onChange={(e) =>
-                        act(async () => {
-                          await patch(`${path}/${member.user_id}`, { role: e.currentTarget.value });
-                          members.reload();
-                        })
-                      }
-                    >
-                      {ROLES.map((r) => (
-                        <option key={r} value={r}>
-                          {r}
-                        </option>
-                      ))}
-                    </select>
-                  </td>
-                  <td>{f.dateTime(member.created_at)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={() =>
-                        confirm(`Remove ${member.email}?`) &&
-                        act(async () => {
-                          await del(`${path}/${member.user_id}`);
-                          members.reload();
-                        })
-                      }
-                    >
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </Show>
-      <form class="panel inline" onSubmit={add}>
-        <Field label="Add a registered user by e-mail">
-          <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
-        </Field>
-        <Field label="Role">
-          <select value={role} onChange={(e) => setRole(e.currentTarget.value as Member['role'])}>
-            {ROLES.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <button type="submit" class="primary">
-          Add member
-        </button>
-      </form>
-      {error && <ErrorNote error={error} />}
+      <LoadedTable
+        loaded={members}
+        rowKey={(member) => member.user_id}
+        columns={[
+          { label: 'Name', cell: (member) => member.name },
+          { label: 'E-mail', cell: (member) => member.email },
+          {
+            label: 'Role',
+            cell: (member) => (
+              <select
+                aria-label={`Role of ${member.email}`}
+                value={member.role}
+                onChange={(e) => act(() => patch(`${path}/${member.user_id}`, { role: e.currentTarget.value }))}
+              >
+                <Options choices={ROLES} />
+              </select>
+            ),
+          },
+          { label: 'Since', cell: (member) => f.dateTime(member.created_at) },
+          {
+            label: '',
+            cell: (member) => (
+              <ConfirmButton
+                question={`Remove ${member.email}?`}
+                onConfirm={() => act(() => del(`${path}/${member.user_id}`))}
+              >
+                Remove
+              </ConfirmButton>
+            ),
+          },
+        ]}
+      />
+      <InlineForm submit="Add member" onSubmit={add} error={error}>
+        <TextField label="Add a registered user by e-mail" type="email" required value={email} onValue={setEmail} />
+        <SelectField label="Role" value={role} choices={ROLES} onValue={setRole} />
+      </InlineForm>
     </>
   );
 }

@@ -1,7 +1,8 @@
 // Sign in, or register (which also creates the user's first organization).
 import { useState } from 'preact/hooks';
-import { ApiError, post } from '../api';
-import { ErrorNote, Field } from '../components/ui';
+import { describeFailure, post } from '../api';
+import { TextField } from '../components/form';
+import { ErrorNote } from '../components/ui';
 import type { Profile } from '../types';
 
 export function SignInPage({ signedIn }: { signedIn: (profile: Profile) => void }) {
@@ -18,11 +19,7 @@ export function SignInPage({ signedIn }: { signedIn: (profile: Profile) => void 
       const result = await post<Profile>(`/auth/${mode}`, { email, password });
       signedIn({ user: result.user, organizations: result.organizations });
     } catch (failure) {
-      setError(
-        failure instanceof ApiError && failure.details.length > 0
-          ? new Error(failure.details.map((d) => `${d.path}: ${d.message}`).join('; '))
-          : (failure as Error),
-      );
+      setError(describeFailure(failure));
     } finally {
       setBusy(false);
     }
@@ -36,25 +33,16 @@ export function SignInPage({ signedIn }: { signedIn: (profile: Profile) => void 
             ? 'Sign in to see your agents.'
             : 'Create an account; your first organization comes with it.'}
         </p>
-        <Field label="E-mail">
-          <input
-            type="email"
-            autoComplete="email"
-            required
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </Field>
-        <Field label="Password">
-          <input
-            type="password"
-            autoComplete={mode === 'login' ? 'current-password' : 'new-password'}
-            required
-            minLength={8}
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </Field>
+        <TextField label="E-mail" type="email" autoComplete="email" required value={email} onValue={setEmail} />
+        <TextField
+          label="Password"
+          type="password"
+          autoComplete={mode === 'login' ? 'current-password' : 'new-password'}
+          required
+          minLength={8}
+          value={password}
+          onValue={setPassword}
+        />
         {error && <ErrorNote error={error} />}
         <button type="submit" class="primary" disabled={busy}>
           {mode === 'login' ? 'Sign in' : 'Register'}

@@ -1,12 +1,12 @@
-// The lean transport (http/lean-server.ts) through the real server: the ingest routes answer as on express — the same
-// checks in the same order, the same error body — unusual requests and every other path go to express, and the
-// ingest routes stay in /openapi.json.
+// The one request path (http/server.ts) through the real server: the ingest routes answer as express answered them —
+// the same checks in the same order, the same error body — compressed bodies are decoded, what no route declares is a
+// 404, the ingest routes stay in /openapi.json, and every request is logged by one policy.
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import pino from 'pino';
 import supertest from 'supertest';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
@@ -17,9 +17,12 @@ const LIMIT = 4096;
 
 let app: TestApp;
 let key: string;
+let projectId: string;
 beforeAll(async () => {
   app = await startTestApp({ INGEST_BODY_LIMIT_BYTES: String(LIMIT) });
-  ({ key } = await setUpProject(app));
+  const setUp = await setUpProject(app);
+  key = setUp.key;
+  projectId = setUp.project.id;
 });
 afterAll(() => app.close());
 
@@ -40,7 +43,7 @@ async function withServer(use: (base: string, port: number) => Promise<void>) {
 const postJson = (path: string, json: string) =>
   app.http.post(path).set(auth()).set('Content-Type', 'application/json').send(json);
 
-describe('ingest routes on the lean transport', () => {
+describe('the ingest routes', () => {
   it('answers a start with 201 and echoes the X-Request-Id', async () => {
     const res = await app.http
       .post('/ingest/agent/runs')
@@ -98,13 +101,13 @@ describe('ingest routes on the lean transport', () => {
       'payload_too_large',
     ],
     [
-      'a text body (express answers)',
+      'a text body',
       () => app.http.post('/ingest/agent/runs').set(auth()).set('Content-Type', 'text/plain').send('hello'),
       415,
       'unsupported_media_type',
     ],
     [
-      'a latin-1 body (express answers)',
+      'a latin-1 body',
       () =>
         app.http
           .post('/ingest/agent/runs')
@@ -128,7 +131,7 @@ describe('ingest routes on the lean transport', () => {
     );
   });
 
-  it('hands a gzip body to express, which decodes it', async () => {
+  it('decodes a gzip body', async () => {
     await withServer(async (base) => {
       const res = await fetch(`${base}/ingest/agent/runs`, {
         method: 'POST',
@@ -137,6 +140,64 @@ describe('ingest routes on the lean transport', () => {
       });
       expect(res.status).toBe(201);
     });
+  });
+
+  it.each([
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+    ['GZIP', gzipSync],
+    ['identity', (body: string) => Buffer.from(body)],
+  ])('decodes a %s body as well', async (encoding, encode) => {
+    await withServer(async (base) => {
+      const res = await fetch(`${base}/ingest/agent/runs`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding, ...auth() },
+        body: encode(JSON.stringify({ agent_name: 'compressed' })),
+      });
+      expect(res.status).toBe(201);
+    });
+  });
+
+  it('holds a compressed body to the limit decompressed: 413, and the connection stays usable', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    await withServer(async (_base, port) => {
+      const send = async (body: Buffer) => {
+        const request = http.request({
+          host: '127.0.0.1',
+          port,
+          agent,
+          method: 'POST',
+          path: '/ingest/agent/runs',
+          headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', ...auth() },
+        });
+        request.end(body);
+        const [response] = (await once(request, 'response')) as [http.IncomingMessage];
+        let text = '';
+        for await (const chunk of response) text += chunk;
+        return { status: response.statusCode, body: JSON.parse(text), socket: request.socket };
+      };
+      const bomb = gzipSync(JSON.stringify({ agent_name: 'a', input: 'x'.repeat(100 * LIMIT) }));
+      expect(bomb.length).toBeLessThan(LIMIT);
+      const refused = await send(bomb);
+      expect(refused.status).toBe(413);
+      expect(refused.body.error.code).toBe('payload_too_large');
+      const accepted = await send(gzipSync(JSON.stringify({ agent_name: 'a' })));
+      expect(accepted.status).toBe(201);
+      expect(accepted.socket).toBe(refused.socket);
+    }).finally(() => agent.destroy());
+  });
+
+  it('refuses a Content-Encoding it does not know with 415', async () => {
+    const res = await postJson('/ingest/agent/runs', '{"agent_name":"a"}').set('Content-Encoding', 'compress');
+    expectError(res, 415, 'unsupported_media_type');
+  });
+
+  it('takes JSON in UTF-8 however the charset is spelled, and no other charset', async () => {
+    const send = (contentType: string) =>
+      app.http.post('/ingest/agent/runs').set(auth()).set('Content-Type', contentType).send('{"agent_name":"a"}');
+    expect((await send('application/json; charset="UTF-8"')).status).toBe(201);
+    expect((await send('Application/JSON;charset=utf-8')).status).toBe(201);
+    expectError(await send('application/json; charset=utf-16le'), 415, 'unsupported_media_type');
   });
 
   it('answers a gzip body that does not decompress with 400, not 500', async () => {
@@ -184,7 +245,7 @@ describe('ingest routes on the lean transport', () => {
   });
 });
 
-describe('everything else goes to express', () => {
+describe('what is not a declared route', () => {
   it.each([
     ['get', '/ingest/agent/runs'],
     ['post', '/ingest/agent/runs/batch/more'],
@@ -195,6 +256,21 @@ describe('everything else goes to express', () => {
 
   it('serves the other routes, e.g. the probes', async () => {
     expect((await app.http.get('/healthz')).body).toEqual({ status: 'ok' });
+  });
+
+  it('answers a HEAD request as its GET route, without the body', async () => {
+    const runs = await app.http.head(`/projects/${projectId}/agent/runs`).set(auth()).set('X-Request-Id', 'head-1');
+    expect([runs.status, runs.headers['x-request-id'], runs.text]).toEqual([200, 'head-1', undefined]);
+    expect(runs.headers['x-total-count']).toMatch(/^\d+$/);
+    const own = await app.http.head('/healthz').set('X-Request-Id', 'head-2');
+    expect([own.status, own.headers['x-request-id'], own.text]).toEqual([200, 'head-2', undefined]);
+    expect(own.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
+  it('gives a 404 and the dashboard their X-Request-Id too', async () => {
+    const missing = await app.http.get('/assets/no-such-file.js').set('X-Request-Id', 'asset-1');
+    expect(expectError(missing, 404, 'not_found').request_id).toBe('asset-1');
+    expect((await app.http.get('/').set('X-Request-Id', 'page-1')).headers['x-request-id']).toBe('page-1');
   });
 
   it('/openapi.json still lists the ingest routes, from the same declarations', async () => {
@@ -211,24 +287,24 @@ describe('everything else goes to express', () => {
   });
 });
 
-describe('logging on the lean transport', () => {
-  /** The service again over the same stores, logging to memory at info. */
-  function serviceLoggingTo(lines: Record<string, unknown>[]) {
+describe('logging', () => {
+  /** The service again over the same stores, logging to memory at info (or the level given). */
+  function serviceLoggingTo(lines: Record<string, unknown>[], level = 'info') {
     const sink = new Writable({
       write: (chunk, _encoding, done) => {
         lines.push(JSON.parse(String(chunk)));
         done();
       },
     });
-    const log = pino({ level: 'info' }, sink);
+    const log = pino({ level }, sink);
     return anotherService(
       app,
-      { ingestLog: { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-logging` } },
+      { ingestLog: { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-logging-${level}` } },
       log,
     ).http;
   }
 
-  it('logs a refused request at warn and a failed one at error with its cause; an accepted one not at info', async () => {
+  it('logs a refused request at warn, a failed one at error with its cause; an accepted one not at info', async () => {
     const lines: Record<string, unknown>[] = [];
     const http = serviceLoggingTo(lines);
     expect((await http.post('/ingest/agent/runs').set(auth()).send({ agent_name: 'quiet' })).status).toBe(201);
@@ -263,5 +339,44 @@ describe('logging on the lean transport', () => {
         err: expect.objectContaining({ message: expect.stringContaining('clickhouse') }),
       }),
     ]);
+  });
+
+  it('logs every request in one line by the same policy, a declared route or not', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const http = serviceLoggingTo(lines, 'debug');
+    await http.get('/healthz').set('X-Request-Id', 'probe');
+    await http.get('/nowhere').set('X-Request-Id', 'nowhere');
+    await http.get('/assets/no-such-file.js').set('X-Request-Id', 'asset');
+    // What the fallback answers is logged once its response is closed.
+    const requestLines = () => lines.filter((line) => line.req !== undefined);
+    for (let waited = 0; requestLines().length < 3 && waited < 50; waited += 1) await new Promise(setImmediate);
+    expect(requestLines()).toEqual([
+      expect.objectContaining({ level: 20, req: { id: 'probe', method: 'GET', url: '/healthz' } }),
+      expect.objectContaining({ level: 40, req: { id: 'nowhere', method: 'GET', url: '/nowhere' } }),
+      expect.objectContaining({ level: 40, req: { id: 'asset', method: 'GET', url: '/assets/no-such-file.js' } }),
+    ]);
+  });
+});
+
+describe('a client behind a trusted proxy (TRUST_PROXY)', () => {
+  const register = (http: supertest.Agent | ReturnType<typeof supertest>) =>
+    http
+      .post('/auth/register')
+      .set('X-Forwarded-Proto', 'https')
+      .send({ email: `${randomUUID()}@example.com`, password: 'correct horse battery' });
+  const sessionCookie = (res: supertest.Response) =>
+    ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((line) => line.startsWith('runwatch_session='));
+
+  it('gets a Secure session cookie when the proxy forwarded HTTPS; not believed without TRUST_PROXY', async () => {
+    const proxied = anotherService(app, {
+      trustProxy: true,
+      ingestLog: { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-proxied` },
+    });
+    const behindProxy = await register(proxied.http);
+    expect(behindProxy.status).toBe(201);
+    expect(sessionCookie(behindProxy)).toMatch(/; Secure(;|$)/);
+    const direct = await register(app.http);
+    expect(direct.status).toBe(201);
+    expect(sessionCookie(direct)).not.toMatch(/Secure/);
   });
 });

@@ -1,0 +1,44 @@
+// The values alert rules, events and deliveries take, each list once with its type, and what a comparator means.
+import { AGGREGATE_SIGNALS } from '../reports/signals';
+
+export const RULE_CLASSES = ['aggregate', 'per_run'] as const;
+/** The aggregate signals: the summary report's own list (one definition, shared with the reports). */
+export const AGGREGATE_RULE_SIGNALS = AGGREGATE_SIGNALS;
+export const PER_RUN_SIGNALS = ['run_cost_usd', 'run_tokens', 'run_duration_ms', 'run_steps', 'loop_detected'] as const;
+export const RULE_SIGNALS = [...AGGREGATE_RULE_SIGNALS, ...PER_RUN_SIGNALS] as const;
+export const COMPARATORS = ['gt', 'gte', 'lt', 'lte'] as const;
+export const SEVERITIES = ['critical', 'warning', 'info'] as const;
+export const CHANNELS = ['webhook', 'slack'] as const;
+export const RULE_STATES = ['inactive', 'pending', 'firing', 'recovering'] as const;
+export const EVENT_KINDS = ['firing', 'resolved', 'triggered'] as const;
+export const DELIVERY_STATUSES = ['queued', 'sent', 'failed', 'suppressed'] as const;
+
+export type RuleClass = (typeof RULE_CLASSES)[number];
+export type AggregateRuleSignal = (typeof AGGREGATE_RULE_SIGNALS)[number];
+export type PerRunSignal = (typeof PER_RUN_SIGNALS)[number];
+export type RuleSignal = (typeof RULE_SIGNALS)[number];
+export type Comparator = (typeof COMPARATORS)[number];
+export type Severity = (typeof SEVERITIES)[number];
+export type Channel = (typeof CHANNELS)[number];
+export type RuleState = (typeof RULE_STATES)[number];
+export type EventKind = (typeof EVENT_KINDS)[number];
+export type NotificationStatus = (typeof DELIVERY_STATUSES)[number];
+
+export const isAggregateSignal = (signal: string): signal is AggregateRuleSignal =>
+  (AGGREGATE_RULE_SIGNALS as readonly string[]).includes(signal);
+export const isPerRunSignal = (signal: string): signal is PerRunSignal =>
+  (PER_RUN_SIGNALS as readonly string[]).includes(signal);
+
+/** `value comparator threshold`, e.g. compare(0.8, 'lt', 0.9) is true. */
+export function compare(value: number, comparator: Comparator, threshold: number): boolean {
+  switch (comparator) {
+    case 'gt':
+      return value > threshold;
+    case 'gte':
+      return value >= threshold;
+    case 'lt':
+      return value < threshold;
+    case 'lte':
+      return value <= threshold;
+  }
+}

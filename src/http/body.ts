@@ -1,0 +1,111 @@
+// Request bodies as the contract takes them: their media type and charset checked, decompressed when Content-Encoding
+// says so (gzip, deflate, br), held to the route's limit counted decompressed, and JSON parsed strictly.
+import type { IncomingMessage } from 'node:http';
+import type { Transform } from 'node:stream';
+import zlib from 'node:zlib';
+import { AppError, malformedJson, payloadTooLarge } from '../errors';
+import type { BodyCodec } from './route';
+
+export function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+const unsupportedMediaType = (message: string) => new AppError(415, 'unsupported_media_type', message);
+
+const JSON_MEDIA_TYPE = /^\s*application\/json\s*(?:;|$)/i;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
+/** A body sent with a request that has one must be JSON in UTF-8 (RFC 8259); there is no other charset here. */
+export function checkJsonMediaType(req: IncomingMessage): void {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE' || !hasBody(req)) return;
+  const contentType = req.headers['content-type'] ?? '';
+  if (!JSON_MEDIA_TYPE.test(contentType)) throw unsupportedMediaType('request body must be application/json');
+  const charset = CHARSET.exec(contentType)?.[1];
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
+    throw unsupportedMediaType('request body must be JSON in UTF-8');
+  }
+}
+
+/** The request's media type, lower case and without parameters, when the codec takes it; else a 415. */
+export function codecMediaType(req: IncomingMessage, codec: BodyCodec): string {
+  const mediaType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (codec.mediaTypes.includes(mediaType)) return mediaType;
+  throw unsupportedMediaType(`request body must be one of ${codec.mediaTypes.join(', ')}`);
+}
+
+const DECOMPRESSORS: Record<string, () => Transform> = {
+  gzip: zlib.createGunzip,
+  deflate: zlib.createInflate,
+  br: zlib.createBrotliDecompress,
+};
+
+const undecodable = () => new AppError(400, 'malformed_json', 'request body could not be decoded');
+
+/**
+ * The body, decompressed, or undefined when there is none. A body over the limit, or one that does not decompress,
+ * is refused once the rest of it is read off, so that the connection stays usable.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  if (!hasBody(req)) return Promise.resolve(undefined);
+  const encoding = req.headers['content-encoding']?.toLowerCase() ?? 'identity';
+  if (encoding === 'identity') return readPlain(req, limit);
+  const decompressor = DECOMPRESSORS[encoding];
+  if (!decompressor) return Promise.reject(unsupportedMediaType(`unsupported Content-Encoding "${encoding}"`));
+  return readDecompressed(req, decompressor(), limit);
+}
+
+function readPlain(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = Number(req.headers['content-length'] ?? 0) > limit;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      tooLarge ||= size > limit;
+      if (!tooLarge) chunks.push(chunk);
+    });
+    req.on('end', () => (tooLarge ? reject(payloadTooLarge()) : resolve(Buffer.concat(chunks, size))));
+    req.on('error', reject);
+  });
+}
+
+function readDecompressed(req: IncomingMessage, decompressor: Transform, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    const fail = (error: AppError) => {
+      if (failed) return;
+      failed = true;
+      req.unpipe(decompressor);
+      decompressor.destroy();
+      if (req.readableEnded) reject(error);
+      else req.on('end', () => reject(error)).resume();
+    };
+    decompressor.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) fail(payloadTooLarge());
+      else if (!failed) chunks.push(chunk);
+    });
+    decompressor.on('error', () => fail(undecodable()));
+    decompressor.on('end', () => resolve(Buffer.concat(chunks, size)));
+    req.on('error', reject);
+    req.pipe(decompressor);
+  });
+}
+
+/** As express.json() in strict mode did: an empty body is `{}`, and only an object or an array is JSON here. */
+export function parseJson(body: Buffer | undefined): unknown {
+  if (body === undefined) return undefined;
+  let text = body.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.length === 0) return {};
+  // JSON's whitespace (RFC 8259) before the first character.
+  const first = /^[ \t\n\r]*(.)/s.exec(text)?.[1];
+  if (first !== '{' && first !== '[') throw malformedJson();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw malformedJson();
+  }
+}

@@ -1,0 +1,33 @@
+SELECT is_current,
+  if(p_finished = 0, 0, p_completed / p_finished) AS completion_rate,
+  p_finished AS finished_runs
+FROM (
+  SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current,
+    countIf(run_finished) AS p_finished,
+    countIf(run_completed) AS p_completed
+  FROM (
+    SELECT
+      timestamp AS run_timestamp,
+      agent_name AS run_agent,
+      true AS run_finished,
+      status = 'completed' AS run_completed,
+      loop_detected AS run_loop,
+      total_cost_usd AS run_cost,
+      total_tokens AS run_tokens,
+      duration_ms AS run_duration_ms,
+      total_steps AS run_steps,
+      tool_calls AS run_tool_calls,
+      tool_names AS run_tool_names
+    FROM runs
+    WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
+    UNION ALL
+    SELECT timestamp, agent_name, false, false, loop_detected, total_cost_usd, total_tokens, toUInt64(0), total_steps, tool_calls, tool_names
+    FROM live_runs FINAL
+    WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
+      AND (timestamp, id) NOT IN (
+        SELECT timestamp, id FROM runs
+        WHERE project_id = {project_id:UUID}
+          AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
+  ) WHERE run_agent = {agent_name:String}
+  GROUP BY is_current
+) AS partials
