@@ -40,6 +40,8 @@ const DECOMPRESSORS: Record<string, () => Transform> = {
 };
 
 const undecodable = () => new AppError(400, 'malformed_json', 'request body could not be decoded');
+// The client went away (or its connection broke) before the body's end: its request, not our failure.
+const cutOff = () => new AppError(400, 'malformed_request', 'the request body ended before it was whole');
 
 /**
  * The body, decompressed, or undefined when there is none. A body over the limit, or one that does not decompress,
@@ -65,7 +67,7 @@ function readPlain(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (!tooLarge) chunks.push(chunk);
     });
     req.on('end', () => (tooLarge ? reject(payloadTooLarge()) : resolve(Buffer.concat(chunks, size))));
-    req.on('error', reject);
+    req.on('error', () => reject(cutOff()));
   });
 }
 
@@ -89,7 +91,10 @@ function readDecompressed(req: IncomingMessage, decompressor: Transform, limit: 
     });
     decompressor.on('error', () => fail(undecodable()));
     decompressor.on('end', () => resolve(Buffer.concat(chunks, size)));
-    req.on('error', reject);
+    req.on('error', () => {
+      decompressor.destroy();
+      reject(cutOff());
+    });
     req.pipe(decompressor);
   });
 }

@@ -64,9 +64,20 @@ function compileRoutes(routes: readonly RouteDefinition[], defaultBodyLimit: num
   return byMethod;
 }
 
-function splitUrl(url: string): { path: string; search: string } {
+function splitUrl(target: string): { path: string; search: string } {
+  // A request target in absolute form (`http://host/path`, RFC 9112 §3.2.2) is routed by its path, as any other.
+  const url = target.startsWith('/') ? target : absolutePath(target);
   const question = url.indexOf('?');
   return question < 0 ? { path: url, search: '' } : { path: url.slice(0, question), search: url.slice(question + 1) };
+}
+
+function absolutePath(target: string): string {
+  try {
+    const { pathname, search } = new URL(target);
+    return pathname + search;
+  } catch {
+    return target;
+  }
 }
 
 function decodeParams(names: string[], match: RegExpExecArray): Record<string, string> {
@@ -98,8 +109,13 @@ function sendEncoded(res: ServerResponse, status: number, body: Buffer, mediaTyp
 }
 
 function sendError(res: ServerResponse, error: unknown, requestId: string): void {
+  // Once the headers are out, an error body cannot follow: the response is cut, so the client sees it failed.
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
   const mapped = toAppError(error);
-  if (!res.headersSent) send(res, mapped.status, errorBody(mapped, requestId), mapped.headers);
+  send(res, mapped.status, errorBody(mapped, requestId), mapped.headers);
 }
 
 const noSuchRoute = () => new AppError(404, 'not_found', 'no such route');
@@ -157,8 +173,8 @@ export function createRequestListener(routes: readonly RouteDefinition[], option
     let failure: unknown;
     res.once('close', () => logRequest(log, req, res, requestId, startedAt, failure));
     fallback(req, res, (error) => {
-      failure = error;
-      sendError(res, error ?? noSuchRoute(), requestId);
+      failure = error ?? noSuchRoute();
+      sendError(res, failure, requestId);
     });
   }
 

@@ -15,7 +15,6 @@ import {
 import type { IngestService } from './service';
 
 const tag = 'Ingest';
-// Agents call these at high rates: they are served by the lean node:http transport (http/lean-server.ts) too.
 const runParams = pathParams('runID');
 
 export function ingestRoutes(ingest: IngestService, bodyLimit: number) {

@@ -1,7 +1,7 @@
 // HTTP declaration of OpenTelemetry ingest (contract §8): OTLP/HTTP trace exports, protobuf or JSON, with the
-// project API key that OTEL_EXPORTER_OTLP_HEADERS sets. Served by the lean transport too, as ingest is; gzip bodies
-// by express, which decompresses them. The body is decoded, validated against `exportTraceRequest` and mapped in a
-// worker thread (mapping-pool.ts): the route gets the mapped export.
+// project API key that OTEL_EXPORTER_OTLP_HEADERS sets, gzip or not (http/body.ts decompresses). The body is
+// decoded, validated against `exportTraceRequest` and mapped in a worker thread (mapping-pool.ts): the route gets
+// the mapped export.
 import { z } from 'zod';
 import { defineRoute, type BodyCodec } from '../http/route';
 import type { Clock } from '../clock';

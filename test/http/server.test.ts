@@ -1,10 +1,11 @@
 // The one request path (http/server.ts) through the real server: the ingest routes answer as express answered them —
-// the same checks in the same order, the same error body — compressed bodies are decoded, what no route declares is a
-// 404, the ingest routes stay in /openapi.json, and every request is logged by one policy.
+// the same checks in the same order (but OTLP's media type, checked before its body is read), the same error
+// body — compressed bodies are decoded, what no route declares is a 404, the ingest routes stay in /openapi.json,
+// and every request is logged by one policy.
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import pino from 'pino';
@@ -53,6 +54,18 @@ describe('the ingest routes', () => {
     expect(res.status).toBe(201);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['x-request-id']).toBe('lean-1');
+  });
+
+  it('routes a request target in absolute form (RFC 9112 §3.2.2) by its path', async () => {
+    await withServer(async (base, port) => {
+      const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: `${base}/ingest/agent/runs?x=1` });
+      request.setHeader('Authorization', auth().Authorization);
+      request.setHeader('Content-Type', 'application/json');
+      request.end(JSON.stringify({ agent_name: 'absolute' }));
+      const [response] = (await once(request, 'response')) as [http.IncomingMessage];
+      response.resume();
+      expect(response.statusCode).toBe(201);
+    });
   });
 
   it('matches paths as express does: a trailing slash, any letter case, a query string', async () => {
@@ -289,24 +302,26 @@ describe('what is not a declared route', () => {
 
 describe('logging', () => {
   /** The service again over the same stores, logging to memory at info (or the level given). */
-  function serviceLoggingTo(lines: Record<string, unknown>[], level = 'info') {
-    const sink = new Writable({
+  const memorySink = (lines: Record<string, unknown>[]) =>
+    new Writable({
       write: (chunk, _encoding, done) => {
         lines.push(JSON.parse(String(chunk)));
         done();
       },
     });
-    const log = pino({ level }, sink);
+
+  function serviceLoggingTo(lines: Record<string, unknown>[], level = 'info', name = level) {
+    const log = pino({ level }, memorySink(lines));
     return anotherService(
       app,
-      { ingestLog: { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-logging-${level}` } },
+      { ingestLog: { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-logging-${name}` } },
       log,
-    ).http;
+    );
   }
 
   it('logs a refused request at warn, a failed one at error with its cause; an accepted one not at info', async () => {
     const lines: Record<string, unknown>[] = [];
-    const http = serviceLoggingTo(lines);
+    const { http } = serviceLoggingTo(lines);
     expect((await http.post('/ingest/agent/runs').set(auth()).send({ agent_name: 'quiet' })).status).toBe(201);
     expect((await http.post('/ingest/agent/runs').set('X-Request-Id', 'no-key').send({ agent_name: 'a' })).status).toBe(
       401,
@@ -341,9 +356,31 @@ describe('logging', () => {
     ]);
   });
 
+  it('logs a body cut off by the client as its refusal (400, warn), not as a failure', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const service = serviceLoggingTo(lines, 'info', 'cut-off');
+    const server = http.createServer(service.app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write(
+        'POST /ingest/agent/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+          `Authorization: ${auth().Authorization}\r\nContent-Length: 100\r\n\r\n{"agent_name":`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      for (let waited = 0; lines.length === 0 && waited < 100; waited += 1) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(lines).toEqual([expect.objectContaining({ level: 40, res: { statusCode: 400 } })]);
+  });
+
   it('logs every request in one line by the same policy, a declared route or not', async () => {
     const lines: Record<string, unknown>[] = [];
-    const http = serviceLoggingTo(lines, 'debug');
+    const { http } = serviceLoggingTo(lines, 'debug');
     await http.get('/healthz').set('X-Request-Id', 'probe');
     await http.get('/nowhere').set('X-Request-Id', 'nowhere');
     await http.get('/assets/no-such-file.js').set('X-Request-Id', 'asset');
