@@ -1,6 +1,6 @@
-// Assembles the HTTP service: plumbing, every capability's routes, the OpenAPI document and error handling.
+// Wires the service: every capability created with what it needs of the others, their routes in one list (with
+// the OpenAPI document's), served by the one request path.
 import { createServer, type RequestListener, type Server } from 'node:http';
-import express from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { createAlerts } from './alerts';
@@ -16,12 +16,12 @@ import { answerClientError, createRequestListener } from './http/server';
 import { createIngest, openRunWriter } from './ingest';
 import { createOrgs } from './orgs';
 import { createOtlp } from './otlp';
-import { loadPriceTable } from './pricing/prices';
+import { createPricing } from './pricing';
 import { createProjects } from './projects';
 import { createReports } from './reports';
 import { createRetention } from './retention';
 import { createRuns } from './runs';
-import { dashboardRouter } from './dashboard/serve';
+import { createDashboard } from './dashboard';
 
 export interface AppDependencies {
   config: Config;
@@ -64,7 +64,7 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
     keyRevoked: auth.forgetApiKey,
     retentionChanged: retention.retentionChanged,
   });
-  const prices = loadPriceTable(config.priceTableFile);
+  const { prices } = createPricing({ config });
   // Reads of runs wait for the flush of what this instance acknowledged for their project (read-your-writes).
   const writer = openRunWriter({ ch, log, config });
   const runs = createRuns({ ch, flushed: writer.flushed });
@@ -86,17 +86,8 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   ];
   routes.push(openApiRoute(routes));
 
-  // Express is only the shell of what no declared route serves: the dashboard's page and assets.
-  const shell = express();
-  shell.disable('x-powered-by');
-  shell.use(
-    dashboardRouter((req) =>
-      authenticator.session(req).then(
-        () => true,
-        () => false,
-      ),
-    ),
-  );
+  // What no declared route serves goes to the dashboard's express shell: its page and assets, else a 404.
+  const dashboard = createDashboard({ authenticator });
   const app = listenable(
     createRequestListener(routes, {
       authenticator,
@@ -104,7 +95,7 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
       bodyLimitBytes: config.bodyLimitBytes,
       validateResponses: process.env.NODE_ENV === 'test',
       log,
-      fallback: shell,
+      fallback: dashboard.shell,
     }),
   );
   // What main.ts runs (the server, background jobs, shutdown) and tests drive.
