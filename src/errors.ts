@@ -17,8 +17,7 @@ export const ERROR_CODES = [
   'rate_limited',
   'unavailable',
   'internal',
-  // Requests node's HTTP parser refuses before any route sees them (http/server.ts, answerClientError), and a
-  // body cut off before its end (http/body.ts).
+  // Requests node's HTTP parser refuses before any route sees them (http/server.ts, answerClientError).
   'malformed_request',
   'request_timeout',
   'request_header_too_large',

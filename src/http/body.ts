@@ -40,8 +40,9 @@ const DECOMPRESSORS: Record<string, () => Transform> = {
 };
 
 const undecodable = () => new AppError(400, 'malformed_json', 'request body could not be decoded');
-// The client went away (or its connection broke) before the body's end: its request, not our failure.
-const cutOff = () => new AppError(400, 'malformed_request', 'the request body ended before it was whole');
+// The client went away (or its connection broke) before the body's end: its request, not our failure. The
+// contract's code for a body that cannot be read, as express's body parser answered it.
+const cutOff = () => new AppError(400, 'malformed_json', 'the request body ended before it was whole');
 
 /**
  * The body, decompressed, or undefined when there is none. A body over the limit, or one that does not decompress,
