@@ -12,6 +12,19 @@ export interface Series {
 
 const HEIGHT = 180;
 
+/**
+ * The value axis as wide as its longest label ("1 min 30 s" needs more room than "0.5%"), as uPlot's own
+ * axis-autosize example measures it; at least the 64 px every chart had, so that charts side by side line up.
+ */
+const valueAxisSize: uPlot.Axis.Size = (plot, values, axisIndex, cycle) => {
+  const axis = plot.axes[axisIndex];
+  if (cycle > 1) return (axis as uPlot.Axis & { _size: number })._size;
+  const longest = (values ?? []).reduce((widest, value) => (value.length > widest.length ? value : widest), '');
+  plot.ctx.font = axis.font![0] as unknown as string;
+  const labelWidth = plot.ctx.measureText(longest).width / devicePixelRatio;
+  return Math.max(64, Math.ceil(labelWidth + (axis.ticks?.size ?? 10) + (axis.gap ?? 5) + 4));
+};
+
 export function Chart({
   title,
   times,
@@ -36,7 +49,12 @@ export function Chart({
       tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
       axes: [
         { stroke: '#6b7280', grid: { stroke: '#eef0f3' } },
-        { stroke: '#6b7280', grid: { stroke: '#eef0f3' }, size: 64, values: (_, ticks) => ticks.map(format) },
+        {
+          stroke: '#6b7280',
+          grid: { stroke: '#eef0f3' },
+          size: valueAxisSize,
+          values: (_, ticks) => ticks.map(format),
+        },
       ],
       series: [
         {},
