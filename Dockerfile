@@ -2,7 +2,7 @@
 # Build: docker build -t runwatch .   Run with docker-compose.yml (Postgres + ClickHouse), or alone with the
 # embedded stores under /data (no DATABASE_URL / CLICKHOUSE_URL).
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # argon2 and chdb ship prebuilt binaries for linux-x64/arm64 (glibc); no compiler is needed.
@@ -10,11 +10,14 @@ COPY package.json package-lock.json ./
 # `npm install` then installs the same locked versions.
 # Scripts wait for the sources: `prepare` is `npm run build` (the service, the PGlite template, the dashboard), run below.
 RUN npm ci --no-audit --no-fund --ignore-scripts || npm install --no-audit --no-fund --ignore-scripts
+# The dev dependency `node` (Node 24 for machines whose own is older) installs its binary in a script, skipped here:
+# its dangling bin link goes, and the image's Node 24 runs the build.
+RUN rm -f node_modules/.bin/node
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     PORT=8080 \
     DATA_DIR=/data \

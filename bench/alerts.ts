@@ -12,7 +12,8 @@ import { formatWindow } from '../src/alerts/scope-label';
 import { ManualClock } from '../src/clock';
 import { loadConfig } from '../src/config';
 import { closeStores, openStores } from '../src/db/stores';
-import { signalReader } from '../src/reports/signals';
+import { signalReader } from '../src/reports/signal-reader';
+import { benchRule, SIGNAL_RULES } from './lib/bench-rules';
 import { AGENTS, countDataset, generateDataset } from './lib/reports-dataset';
 
 const DATA_DIR = path.resolve(process.env.BENCH_DATA_DIR ?? '.bench-data/alerts');
@@ -28,21 +29,6 @@ const MARKER = path.join(DATA_DIR, 'bench-alerts.json');
 // The preview: p95 ≤ 100 ms for windows up to a day, ≤ 150 ms for 30 days.
 const GOALS = { roundMs: 2000, previewP95Ms: 100, preview30dP95Ms: 150 };
 const DAY_SECONDS = 86_400;
-
-// What a fleet's rules look like: every signal, most scoped to one agent, windows from 5 minutes to 30 days.
-const WINDOWS = [300, 900, 3600, 21_600, 86_400, 604_800, 2_592_000];
-const SIGNAL_RULES = [
-  { signal: 'total_runs', comparator: 'lt', threshold: 50 },
-  { signal: 'completion_rate', comparator: 'lt', threshold: 0.85 },
-  { signal: 'failure_rate', comparator: 'gt', threshold: 0.07 },
-  { signal: 'loop_rate', comparator: 'gt', threshold: 0.03 },
-  { signal: 'avg_cost_usd', comparator: 'gt', threshold: 0.05 },
-  { signal: 'total_cost_usd', comparator: 'gt', threshold: 500 },
-  { signal: 'avg_tokens', comparator: 'gt', threshold: 8000 },
-  { signal: 'duration_p50_ms', comparator: 'gt', threshold: 8000 },
-  { signal: 'duration_p95_ms', comparator: 'gt', threshold: 60_000 },
-  { signal: 'duration_p99_ms', comparator: 'gt', threshold: 300_000 },
-];
 
 interface Marker {
   runs: number;
@@ -122,25 +108,7 @@ async function main() {
   await stores.pg.query('DELETE FROM alert_rules WHERE project_id = $1', [projectId]);
   const rulesUrl = `/admin/orgs/${orgId}/projects/${projectId}/alert-rules`;
   for (let i = 0; i < RULES; i += 1) {
-    const shape = SIGNAL_RULES[i % SIGNAL_RULES.length];
-    await call(
-      'POST',
-      rulesUrl,
-      {
-        name: `bench ${i} ${shape.signal}`,
-        class: 'aggregate',
-        ...shape,
-        agent_name: i % 5 === 0 ? null : AGENTS[(i * 7) % AGENTS.length],
-        window_seconds: WINDOWS[Math.floor(i / SIGNAL_RULES.length) % WINDOWS.length],
-        for_seconds: i % 3 === 0 ? 120 : 0,
-        keep_firing_for_seconds: i % 4 === 0 ? 300 : 0,
-        min_requests: 10,
-        severity: 'warning',
-        channel: 'webhook',
-        channel_config: { url: 'https://hooks.example.com/bench' },
-      },
-      token,
-    );
+    await call('POST', rulesUrl, benchRule(i), token);
   }
   const [{ scopes }] = await stores.pg.query<{ scopes: number }>(
     'SELECT count(DISTINCT (agent_name, window_seconds))::int AS scopes FROM alert_rules WHERE project_id = $1',

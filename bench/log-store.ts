@@ -49,6 +49,7 @@ function runStartPayload(): Buffer {
     projectId,
     replaced: [],
     traces: [],
+    scores: [],
     live: [
       {
         project_id: projectId,
@@ -68,6 +69,10 @@ function runStartPayload(): Buffer {
         total_cost_usd: 0,
         tool_calls: 0,
         tool_names: [],
+        models: [],
+        session_id: '',
+        user_id: '',
+        tags: [],
       },
     ],
     finished: [],

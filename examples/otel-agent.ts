@@ -12,6 +12,9 @@ const provider = new BasicTracerProvider({
   spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
 });
 const tracer = provider.getTracer('support-bot');
+// Stands for the model's and the tool's work, which takes milliseconds to seconds. (OpenTelemetry JS stamps a span's
+// start to the millisecond: steps that started within one are told apart by their ends.)
+const work = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main() {
   // The agent's run: an invoke_agent span. Its GenAI child spans become the run's steps.
@@ -31,6 +34,7 @@ async function main() {
     { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini' } },
     inAgent,
   );
+  await work(40);
   chat.setAttributes({
     'gen_ai.response.model': 'gpt-4o-mini-2024-07-18',
     'gen_ai.usage.input_tokens': 412,
@@ -50,6 +54,7 @@ async function main() {
     },
     inAgent,
   );
+  await work(5);
   tool.setAttribute('gen_ai.tool.call.result', '{"status":"shipped"}');
   tool.end();
 

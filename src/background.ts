@@ -48,3 +48,32 @@ export async function mapLimited<T, R>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
   return results;
 }
+
+/** What `onceAcrossInstances` needs of the leases (src/db/leases.ts). */
+export interface JobLeases {
+  take(job: string, ms: number): Promise<boolean>;
+}
+
+/**
+ * `work`, run only by the instance that holds `job`'s lease: the lease is taken (or renewed) for `leaseMs` before a
+ * round, and renewed while the round runs, so no two instances run the job at once and, with `leaseMs` the job's
+ * interval, the deployment runs about one round per interval. Answers undefined when another instance holds it.
+ */
+export function onceAcrossInstances<T>(
+  leases: JobLeases,
+  job: string,
+  leaseMs: number,
+  work: () => Promise<T>,
+): () => Promise<T | undefined> {
+  return async () => {
+    if (!(await leases.take(job, leaseMs))) return undefined;
+    // A failed renewal is left to the next one: at worst the lease lapses and another instance runs a round too.
+    const renewal = setInterval(() => void leases.take(job, leaseMs).catch(() => undefined), leaseMs / 2);
+    renewal.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(renewal);
+    }
+  };
+}

@@ -83,4 +83,5 @@ export function validationError(
 }
 
 export const payloadTooLarge = () => new AppError(413, 'payload_too_large', 'request body is too large');
-export const malformedJson = () => new AppError(400, 'malformed_json', 'request body is not valid JSON');
+export const malformedJson = (message = 'request body is not valid JSON') =>
+  new AppError(400, 'malformed_json', message);

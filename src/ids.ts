@@ -30,3 +30,9 @@ export function uuidv7(at: number = Date.now()): string {
   bytes.writeUIntBE(at, 0, 6);
   return formatUuid(bytes, 7);
 }
+
+/** The millisecond a UUIDv7 carries in its first 48 bits; undefined for an id of another version. */
+export function uuidv7Time(id: string): Date | undefined {
+  if (id[14] !== '7') return undefined;
+  return new Date(parseInt(id.slice(0, 8) + id.slice(9, 13), 16));
+}

@@ -6,14 +6,14 @@ import { resolveJwtSecret } from './auth/secret';
 import { systemClock } from './clock';
 import { ConfigError, loadConfig, type Config } from './config';
 import { closeStores, openStores } from './db/stores';
-import { runEvery } from './background';
-import { startAbandonJob } from './ingest/abandon';
+import { startJobs } from './jobs';
 import { createLogger } from './logger';
 
-const OTLP_SWEEP_INTERVAL_MS = 2000;
-const RETENTION_INTERVAL_MS = 3_600_000;
 // While a stop waits for the connections to close, idle ones are closed this often.
 const IDLE_SWEEP_MS = 50;
+// How long a stop goes on accepting and answering (with `Connection: close`) before it stops listening, at most: the
+// requests clients sent just before the signal are then read and answered, not reset (closeServer).
+const LINGER_MS = 250;
 // The embedded engines close in milliseconds; past this a stop exits without them (their logs recover them).
 const STORES_CLOSE_MS = 500;
 
@@ -30,14 +30,20 @@ function readConfig(): Config {
 }
 
 /**
- * Stops accepting connections and resolves once every open one is closed. Node closes the idle keep-alive
- * connections at once; one busy at that moment would stay open for the keep-alive timeout (5 s) after its answer,
- * taking more requests: those are answered with `Connection: close`, and connections are closed once they fall idle.
+ * Answers what is in flight, then stops, so that no request a client sent before the signal is reset:
+ * - first, for LINGER_MS, the server goes on accepting and reading, and answers every request with
+ *   `Connection: close`. A request sent just before the signal may still be in the listening socket's accept queue,
+ *   or unread on an idle keep-alive connection: closing either at once resets it (ECONNRESET).
+ * - then it stops listening and closes the idle connections, sweeping them as the busy ones fall idle after their
+ *   last answer; it resolves once every connection is closed.
  */
-function closeServer(server: Server): Promise<void> {
+async function closeServer(server: Server, lingerMs: number): Promise<void> {
   server.prependListener('request', (_req, res) => res.setHeader('Connection', 'close'));
+  await new Promise((resolve) => setTimeout(resolve, lingerMs));
+  // Then in the loop's check phase, which comes after its poll phase: what waits to be accepted or read is, first.
+  await new Promise((resolve) => setImmediate(resolve));
   const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-  return new Promise<void>((resolve) => server.close(() => resolve())).finally(() => clearInterval(sweep));
+  await new Promise<void>((resolve) => server.close(() => resolve())).finally(() => clearInterval(sweep));
 }
 
 /** Whether `work` settled within `ms`; past that it is no longer waited for. */
@@ -67,33 +73,22 @@ async function main(): Promise<void> {
   const server: Server = app.listen(config.port, undefined, () =>
     log.info({ port: (server.address() as AddressInfo).port, dataDir: config.dataDir }, 'runwatch listening'),
   );
-  // Background jobs; their state is in the stores, so a restart picks up where they left off.
-  const stopAbandonJob = startAbandonJob({
-    pass: () => ingest.abandonStaleRuns(config.runAbandonAfterSeconds),
-    log,
-    intervalSeconds: config.abandonCheckIntervalSeconds,
-  });
   // Spans of traces still open at the last stop are reloaded ahead of the first export; assembled traces leave
-  // memory once quiet, and traces quiet for the assembly window are settled.
+  // memory once quiet, and traces quiet for the assembly window are settled (the OTLP sweep job).
   otlp
     .start()
     .catch((error: unknown) =>
       log.warn({ err: error }, 'otlp: open traces not reloaded yet; the first export retries'),
     );
-  const stopOtlpSweeper = runEvery(OTLP_SWEEP_INTERVAL_MS, otlp.sweep, (error) =>
-    log.warn({ err: error }, 'otlp: sweeping traces failed; retrying'),
-  );
-  // Alert notifications queued in Postgres (alert_deliveries) are sent from here.
-  const stopNotifier = notifier.startNotifier({ intervalMs: 1000 });
-  // Aggregate alert rules are evaluated every ALERT_EVAL_INTERVAL seconds (one instance at a time, by advisory lock).
-  const stopAlertEvaluator = alerts.startEvaluator({
-    intervalSeconds: config.alertEvalIntervalSeconds,
+  // Background jobs; their state is in the stores, so a restart picks up where they left off. Those that are the
+  // deployment's run once per round whatever the number of instances (src/jobs.ts).
+  const stopJobs = startJobs({
+    service: { ingest, otlp, notifier, alerts, retentionDeletion },
+    pg: stores.pg,
+    config,
     clock: systemClock,
+    log,
   });
-  // Runs past their project's retention are deleted hourly, so within the day the contract allows.
-  const stopRetention = runEvery(RETENTION_INTERVAL_MS, retentionDeletion.run, (error) =>
-    log.warn({ err: error }, 'retention: deleting expired runs failed; retrying'),
-  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -107,12 +102,10 @@ async function main(): Promise<void> {
     // answered yet, a notification being sent comes back when its claim's lease ends, and acknowledged writes not
     // yet in ClickHouse stay in the ingest log for the next start.
     const drain = Promise.all([
-      stopAbandonJob(),
-      stopOtlpSweeper(),
-      stopNotifier(),
-      stopAlertEvaluator(),
-      stopRetention(),
-      closeServer(server).then(() => Promise.all([otlpDecoders.close(), ingest.drain().then(alerts.idle)])),
+      stopJobs(),
+      closeServer(server, Math.min(LINGER_MS, config.shutdownGraceMs / 4)).then(() =>
+        Promise.all([otlpDecoders.close(), ingest.drain().then(alerts.idle)]),
+      ),
     ]);
     const drained = await settlesWithin(
       config.shutdownGraceMs,

@@ -9,7 +9,7 @@ const SRC = path.join(ROOT, 'src');
 // Imported by anyone; they import no capability themselves.
 const SHARED = new Set(['db', 'http', 'clock', 'config', 'errors', 'ids', 'background', 'logger']);
 // The wiring: they assemble the capabilities, so they import all of them.
-const WIRING = new Set(['app', 'main', 'write-openapi']);
+const WIRING = new Set(['app', 'main', 'jobs', 'write-openapi']);
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -20,6 +20,7 @@ export const AGENTS = Array.from(
 );
 const TOOL_KINDS = ['search', 'read_file', 'write_file', 'http_get', 'sql_query', 'run_tests', 'send_email', 'browse'];
 const TOOLS = Array.from({ length: 40 }, (_, i) => `${TOOL_KINDS[i % 8]}${i < 8 ? '' : `_v${Math.floor(i / 8)}`}`);
+const RUN_TAGS = ['prod', 'staging', 'beta', 'eu', 'us', 'vip', 'trial'];
 const TASKS = [
   'Summarize the customer conversation and propose a reply',
   'Find the root cause of the failing nightly build and open a fix',
@@ -36,8 +37,29 @@ const TASKS = [
 const uniform = (salt: number) => `((cityHash64(number, ${salt}) % 1000000007) + 0.5) / 1000000007`;
 const normal = (salt: number) => `sqrt(-2 * log(${uniform(salt)})) * cos(2 * pi() * ${uniform(salt + 1)})`;
 
+// Sessions, users and tags (contract §10): 60% of runs belong to a conversation. Runs are cut into blocks of
+// SESSION_BLOCK consecutive runs, and a block's session runs are spread at random over its sessions (10.5 runs each
+// on average, most between 4 and 18): a session's runs interleave with other sessions' over the block's span (17
+// minutes at 10 M runs over 60 days). A session has one user, of a pool of one per 50 sessions; half the runs outside
+// sessions have a user too. A third of the runs carry one or two tags.
+const SESSION_BLOCK = 2000;
+const SESSIONS_PER_BLOCK = Math.round((SESSION_BLOCK * 0.6) / 10.5);
+const SESSION_COLUMNS = `
+    ${uniform(20)} < 0.6 AS in_session,
+    intDiv(number, ${SESSION_BLOCK}) AS session_block,
+    cityHash64(number, 21) % ${SESSIONS_PER_BLOCK} AS session_k,
+    if(in_session, concat('conv_', leftPad(lower(hex(cityHash64(session_block, session_k))), 16, '0')), '')
+      AS session_id,
+    greatest(1000, intDiv({n:UInt64}, ${SESSION_BLOCK} * 50 / ${SESSIONS_PER_BLOCK})) AS user_pool,
+    multiIf(in_session, concat('user_', toString(cityHash64(session_block, session_k, 1) % user_pool)),
+            cityHash64(number, 22) % 2 = 0, concat('user_', toString(cityHash64(number, 23) % user_pool)), '')
+      AS user_id,
+    if(cityHash64(number, 24) % 3 = 0,
+       arraySlice({tags:Array(String)}, 1 + cityHash64(number, 25) % 6, 1 + cityHash64(number, 26) % 2), [])
+      AS run_tags`;
+
 /** One row per generated run, with everything both tables need; `number` ranges over a slice of the runs. */
-const POPULATION = `
+export const POPULATION = `
   SELECT
     number,
     {start_ms:Int64} + intDiv(number * {span_ms:Int64}, {n:UInt64}) AS ts_ms,
@@ -57,6 +79,7 @@ const POPULATION = `
     steps * (300 + cityHash64(number, 10) % 2500) AS tokens,
     round(tokens * [0.000002, 0.00001, 0.00003][1 + agent_k % 3], 6) AS cost,
     ${uniform(11)} < 0.6 OR is_running AS streamed,
+    ${SESSION_COLUMNS},
     concat(leftPad(lower(hex(cityHash64(number, 12))), 16, '0'),
            leftPad(lower(hex(cityHash64(number, 13))), 16, '0')) AS hx,
     toUUID(concat(substring(hx, 1, 8), '-', substring(hx, 9, 4), '-4', substring(hx, 14, 3), '-',
@@ -71,10 +94,12 @@ const LOOP_COLUMNS = 'is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % ste
 const TASK_INPUT = `concat('#', toString(number), ' ',
                            {tasks:Array(String)}[1 + cityHash64(number, 14) % length({tasks:Array(String)})])`;
 
+// A finished run is stored (inserted_at) a second after it ends, as the ingest log stores it.
 const INSERT_FINISHED = `
   INSERT INTO runs (project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output,
                     termination_reason, termination_detail, loop_detected, loop_step_index,
-                    total_steps, total_tokens, total_cost_usd, tool_calls, tool_names, metadata)
+                    total_steps, total_tokens, total_cost_usd, tool_calls, tool_names, metadata,
+                    session_id, user_id, tags, inserted_at)
   SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, {agents:Array(String)}[1 + agent_k], status,
          fromUnixTimestamp64Milli(finished_ms, 'UTC'), duration,
          ${TASK_INPUT},
@@ -84,7 +109,9 @@ const INSERT_FINISHED = `
                  status = 'timed_out', 'timeout', status),
          if(status = 'failed', 'tool returned HTTP 500', ''),
          ${LOOP_COLUMNS}, steps, tokens, cost, tools_used, tool_set,
-         if(cityHash64(number, 17) % 10 = 0, [toFloat64(agent_k), 0.5], [])
+         if(cityHash64(number, 17) % 10 = 0, [toFloat64(agent_k), 0.5], []),
+         session_id, user_id, run_tags,
+         toDateTime(intDiv(finished_ms, 1000) + 1, 'UTC')
   FROM (${POPULATION})
   WHERE NOT is_running`;
 
@@ -108,10 +135,12 @@ function liveProgress(version: 0 | 1 | 2 | 3): string {
 const insertLive = (version: 0 | 1 | 2 | 3) => `
   INSERT INTO live_runs (project_id, timestamp, id, version, finished, agent_name, input, metadata,
                          loop_detected, loop_step_index,
-                         total_steps, total_tokens, total_cost_usd, tool_calls, tool_names)
+                         total_steps, total_tokens, total_cost_usd, tool_calls, tool_names,
+                         session_id, user_id, tags)
   SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, ${version}, ${version === 3 ? 1 : 0},
          {agents:Array(String)}[1 + agent_k], ${TASK_INPUT}, [],
-         ${liveProgress(version)}
+         ${liveProgress(version)},
+         session_id, user_id, run_tags
   FROM (${POPULATION})
   WHERE streamed ${version >= 2 ? 'AND NOT is_running' : ''}`;
 
@@ -119,7 +148,7 @@ const insertLive = (version: 0 | 1 | 2 | 3) => `
 const firstRunFrom = (shape: DatasetShape, fromMs: number) =>
   Math.max(0, Math.ceil(((fromMs - (shape.anchorMs - shape.days * DAY_MS)) * shape.runs) / (shape.days * DAY_MS)));
 
-const baseParams = (shape: DatasetShape) => ({
+export const baseParams = (shape: DatasetShape) => ({
   project_id: shape.projectId,
   start_ms: shape.anchorMs - shape.days * DAY_MS,
   span_ms: shape.days * DAY_MS,
@@ -128,6 +157,7 @@ const baseParams = (shape: DatasetShape) => ({
   agents: AGENTS,
   tools: TOOLS,
   tasks: TASKS,
+  tags: RUN_TAGS,
 });
 
 /** The finished runs, into `runs`, in slices so that no statement holds more than a few million rows in flight. */
@@ -163,6 +193,38 @@ export async function generateLiveRows(ch: ClickHouseStore, shape: DatasetShape)
  */
 export const settleLiveRows = (ch: ClickHouseStore) => ch.command('OPTIMIZE TABLE live_runs FINAL CLEANUP');
 
+// Scores (contract §10): 30% of the finished runs have 1–3 scores, of four names: an evaluator's helpfulness and
+// correctness (numeric), the user's thumbs_up (boolean, 80% up) and a topic label (categorical; a reviewer's one time
+// in five, else an evaluator's).
+const SCORE_NAMES = ['helpfulness', 'correctness', 'thumbs_up', 'topic'];
+const INSERT_SCORES = `
+  INSERT INTO scores (run_timestamp, project_id, run_id, id, version, agent_name, name, source, data_type, value,
+                      label, comment, created_at)
+  SELECT fromUnixTimestamp64Milli(ts_ms, 'UTC'), {project_id:UUID}, run_id, generateUUIDv4(score_k), 0,
+         {agents:Array(String)}[1 + agent_k], {score_names:Array(String)}[1 + score_k],
+         multiIf(score_k = 2, 'user', score_k = 3 AND cityHash64(number, 33) % 5 = 0, 'human', 'eval'),
+         ['numeric', 'numeric', 'boolean', 'categorical'][1 + score_k],
+         multiIf(score_k = 0, round(${uniform(34)}, 2), score_k = 1, round(sqrt(${uniform(35)}), 2),
+                 score_k = 2, ${uniform(36)} < 0.8, 0),
+         if(score_k = 3, ['billing', 'bug', 'how-to', 'other'][1 + cityHash64(number, 37) % 4], ''), '',
+         fromUnixTimestamp64Milli(finished_ms + 1000 * (1 + score_k), 'UTC')
+  FROM (${POPULATION})
+  ARRAY JOIN arrayMap(j -> (cityHash64(number, 31) + j) % 4, range(1 + cityHash64(number, 32) % 3)) AS score_k
+  WHERE NOT is_running AND ${uniform(30)} < 0.3`;
+
+/** The scores of the finished runs, in slices as the runs. */
+export async function generateScores(ch: ClickHouseStore, shape: DatasetShape): Promise<void> {
+  const slice = 2_500_000;
+  for (let first = 0; first < shape.runs; first += slice) {
+    await ch.command(INSERT_SCORES, {
+      ...baseParams(shape),
+      score_names: SCORE_NAMES,
+      first,
+      count: Math.min(slice, shape.runs - first),
+    });
+  }
+}
+
 /** A whole data set: the finished runs and the live rows, settled (bench/alerts.ts uses it too). */
 export async function generateDataset(
   ch: ClickHouseStore,
@@ -170,6 +232,8 @@ export async function generateDataset(
   progress: (message: string) => void,
 ): Promise<void> {
   await generateRuns(ch, shape, progress);
+  await generateScores(ch, shape);
+  progress('scores: done');
   await generateLiveRows(ch, shape);
   await settleLiveRows(ch);
   progress('live runs: done');

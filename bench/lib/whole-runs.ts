@@ -64,6 +64,9 @@ export function storedRows(projectId: string, items: readonly WholeRunItem[], th
       input: item.input,
       metadata: [],
       ...totals,
+      session_id: '',
+      user_id: '',
+      tags: [],
     };
     rows.runs.push(
       finishedRowOf(live, totals, { status: item.status, output: item.output }, new Date(item.finished_at)),

@@ -5,6 +5,7 @@ import { invalidFields, validationError, type ErrorDetail } from '../errors';
 import {
   isAggregateSignal,
   isPerRunSignal,
+  isScoreSignal,
   type Channel,
   type Comparator,
   type RuleClass,
@@ -22,6 +23,8 @@ export interface RuleDefinition {
   comparator: Comparator;
   threshold: number;
   agent_name: string | null;
+  /** One user's runs (contract §10); null for every user's. */
+  user_id: string | null;
   window_seconds: number;
   for_seconds: number;
   keep_firing_for_seconds: number;
@@ -59,16 +62,22 @@ const DEFAULT_THRESHOLDS: Partial<Record<RuleSignal, number>> = {
   total_runs: 1,
 };
 
-/** `lt` where a low value is the problem (too few runs, too few completions); `gte` 1 for loop_detected; else `gt`. */
+/**
+ * `lt` where a low value is the problem (too few runs, too few completions, a low score); `gte` 1 for loop_detected;
+ * else `gt`.
+ */
 export function defaultComparator(signal: RuleSignal): Comparator {
-  if (signal === 'total_runs' || signal === 'completion_rate') return 'lt';
+  if (signal === 'total_runs' || signal === 'completion_rate' || isScoreSignal(signal)) return 'lt';
   if (signal === 'loop_detected') return 'gte';
   return 'gt';
 }
 
-/** Threshold of a signal: the sent one (≥ 0, as the body's schema takes it), else the signal's default; rates ≤ 1. */
+/**
+ * Threshold of a signal: the sent one (≥ 0, as the body's schema takes it), else the signal's default (score signals
+ * have none: scores have no common scale); rates ≤ 1.
+ */
 export function checkThreshold(signal: RuleSignal, threshold: number | undefined, details: ErrorDetail[]): number {
-  const value = threshold ?? DEFAULT_THRESHOLDS[signal];
+  const value = threshold ?? (isScoreSignal(signal) ? undefined : DEFAULT_THRESHOLDS[signal]);
   if (value === undefined) {
     details.push({ path: 'threshold', message: `is required for signal ${signal}` });
     return 0;
@@ -169,6 +178,7 @@ export function resolveNewRule(input: CreateRuleInput): ResolvedRule {
     comparator: input.comparator ?? defaultComparator(input.signal),
     threshold: checkThreshold(input.signal, input.threshold, details),
     agent_name: input.agent_name ?? null,
+    user_id: input.user_id ?? null,
     window_seconds: input.window_seconds ?? byClass.window_seconds,
     for_seconds: input.for_seconds ?? byClass.for_seconds,
     keep_firing_for_seconds: input.keep_firing_for_seconds ?? byClass.keep_firing_for_seconds,
@@ -221,6 +231,7 @@ export function resolveRuleUpdate(stored: RuleDefinition, input: PatchRuleInput)
         ? checkThreshold(signal, input.threshold, details)
         : Number(stored.threshold),
     agent_name: input.agent_name !== undefined ? input.agent_name : stored.agent_name,
+    user_id: input.user_id !== undefined ? input.user_id : stored.user_id,
     window_seconds: input.window_seconds ?? byClass.window_seconds,
     for_seconds: input.for_seconds ?? byClass.for_seconds,
     keep_firing_for_seconds: input.keep_firing_for_seconds ?? byClass.keep_firing_for_seconds,

@@ -1,15 +1,15 @@
 // The aggregate-rule evaluator: one round evaluates every enabled aggregate rule at time t over [t − window, t),
 // one signal query per project, under a Postgres advisory lock so that one instance evaluates at a time.
 import type { Logger } from 'pino';
-import { mapLimited, runEvery } from '../background';
+import { mapLimited, onceAcrossInstances, runEvery, type JobLeases } from '../background';
 import type { Clock } from '../clock';
 import type { PostgresStore, Sql } from '../db/postgres';
-import { scopeKey, type SignalReadings, type SignalScope } from '../reports/signals';
+import { scopeKey, type SignalReading, type SignalReadings, type SignalScope } from '../reports/signals';
 import { recordFiring, recordResolution, type EventReason } from './episodes';
-import { compare, type AggregateRuleSignal } from './allowed-values';
+import { compare, isScoreSignal, scoreNameOf, type AggregateRuleSignal } from './allowed-values';
 import * as q from './queries';
 import type { AlertRuleRow } from './rows';
-import type { SignalSource } from './service';
+import type { ReadScoreMean, SignalSource } from './service';
 import { transition, type CooldownState, type EvaluationOutcome, type EvaluationState } from './state-machine';
 
 export interface RoundResult {
@@ -32,6 +32,7 @@ interface Reading {
 export interface EvaluatorDependencies {
   pg: PostgresStore;
   signals: SignalSource;
+  readScoreMean: ReadScoreMean;
   log: Logger;
   /** How many projects' signal queries run at once. */
   concurrency?: number;
@@ -44,16 +45,26 @@ const errorMessage = (error: unknown): string =>
 
 const scopeOf = (rule: AlertRuleRow): SignalScope => ({
   agentName: rule.agent_name,
+  userId: rule.user_id,
   windowSeconds: rule.window_seconds,
 });
 
-function outcomeOf(rule: AlertRuleRow, readings: Map<string, SignalReadings> | Error): Reading {
+/** A project's readings: the report signals of its rules' scopes, and the score means of its score rules. */
+interface ProjectReadings {
+  signals: Map<string, SignalReadings>;
+  scores: Map<string, SignalReading>;
+}
+
+/** A score rule's reading, by its scope and score name. */
+const scoreKeyOf = (rule: AlertRuleRow) => JSON.stringify([scopeKey(scopeOf(rule)), rule.signal]);
+
+function outcomeOf(rule: AlertRuleRow, readings: ProjectReadings | Error): Reading {
   if (readings instanceof Error)
     return { outcome: 'ERROR', value: null, sampleCount: null, error: errorMessage(readings) };
-  const reading = readings.get(scopeKey(scopeOf(rule)))?.[rule.signal as AggregateRuleSignal] ?? {
-    value: 0,
-    sampleCount: 0,
-  };
+  const read = isScoreSignal(rule.signal)
+    ? readings.scores.get(scoreKeyOf(rule))
+    : readings.signals.get(scopeKey(scopeOf(rule)))?.[rule.signal as AggregateRuleSignal];
+  const reading = read ?? { value: 0, sampleCount: 0 };
   const value = reading.sampleCount === 0 ? 0 : reading.value;
   if (reading.sampleCount < rule.min_requests)
     return { outcome: 'NO_DATA', value, sampleCount: reading.sampleCount, error: null };
@@ -70,22 +81,36 @@ interface RuleUpdate {
   cooldown: CooldownState;
 }
 
-export function alertEvaluator({ pg, signals, log, concurrency = 4 }: EvaluatorDependencies) {
-  /** Reads each project's signals once, for all the distinct scopes of its rules. */
-  async function readProjects(
-    rules: AlertRuleRow[],
-    at: Date,
-  ): Promise<Map<string, Map<string, SignalReadings> | Error>> {
-    const scopesByProject = new Map<string, Map<string, SignalScope>>();
-    for (const rule of rules) {
-      const scopes = scopesByProject.get(rule.project_id) ?? new Map<string, SignalScope>();
-      scopes.set(scopeKey(scopeOf(rule)), scopeOf(rule));
-      scopesByProject.set(rule.project_id, scopes);
+export function alertEvaluator({ pg, signals, readScoreMean, log, concurrency = 4 }: EvaluatorDependencies) {
+  /** A project's score rules' readings, one per distinct scope and score name. */
+  async function readScores(projectId: string, rules: AlertRuleRow[], at: Date): Promise<Map<string, SignalReading>> {
+    const distinct = new Map(rules.map((rule) => [scoreKeyOf(rule), rule]));
+    const readings = new Map<string, SignalReading>();
+    for (const [key, rule] of distinct) {
+      const name = scoreNameOf(rule.signal as `score_mean:${string}`);
+      readings.set(key, await readScoreMean(projectId, { ...scopeOf(rule), name }, at));
     }
-    const projects = [...scopesByProject.entries()];
-    const results = await mapLimited(projects, concurrency, async ([projectId, scopes]) => {
+    return readings;
+  }
+
+  /** Reads each project's signals once, for all the distinct scopes of its rules (and their score means). */
+  async function readProjects(rules: AlertRuleRow[], at: Date): Promise<Map<string, ProjectReadings | Error>> {
+    const rulesByProject = new Map<string, AlertRuleRow[]>();
+    for (const rule of rules)
+      rulesByProject.set(rule.project_id, [...(rulesByProject.get(rule.project_id) ?? []), rule]);
+    const projects = [...rulesByProject.entries()];
+    const results = await mapLimited(projects, concurrency, async ([projectId, projectRules]) => {
+      const scoreRules = projectRules.filter((rule) => isScoreSignal(rule.signal));
+      const scopes = new Map(
+        projectRules
+          .filter((rule) => !isScoreSignal(rule.signal))
+          .map((rule) => [scopeKey(scopeOf(rule)), scopeOf(rule)]),
+      );
       try {
-        return await signals.readSignals(projectId, [...scopes.values()], at);
+        return {
+          signals: scopes.size === 0 ? new Map() : await signals.readSignals(projectId, [...scopes.values()], at),
+          scores: await readScores(projectId, scoreRules, at),
+        };
       } catch (error) {
         log.warn({ err: error, projectId }, 'alert signals could not be read; rules of this project keep their state');
         return error instanceof Error ? error : new Error(String(error));
@@ -201,19 +226,28 @@ export function alertEvaluator({ pg, signals, log, concurrency = 4 }: EvaluatorD
 
 export type AlertEvaluator = ReturnType<typeof alertEvaluator>;
 
-/** Evaluates a round now and then every `intervalSeconds` with the given clock; returns the stop function. */
+/**
+ * Evaluates a round now and then every `intervalSeconds` with the given clock; returns the stop function. With
+ * `leases`, a round runs only on the instance holding the evaluation's lease, so a deployment reads the signals once
+ * per interval (the advisory lock of a round still keeps two rounds from applying outcomes at once).
+ */
 export function startAlertEvaluator(options: {
   evaluator: Pick<AlertEvaluator, 'evaluateRound'>;
   clock: Clock;
   log: Logger;
   intervalSeconds: number;
+  leases?: JobLeases;
+  /** Only these projects' rules (tests, which share one database). */
+  projectIds?: readonly string[];
 }): () => Promise<void> {
   const round = async () => {
     const started = Date.now();
-    const result = await options.evaluator.evaluateRound(options.clock.now());
+    const result = await options.evaluator.evaluateRound(options.clock.now(), { projectIds: options.projectIds });
     if (!result.skipped) options.log.debug({ ...result, ms: Date.now() - started }, 'alert round evaluated');
   };
-  return runEvery(options.intervalSeconds * 1000, round, (error) =>
+  const intervalMs = options.intervalSeconds * 1000;
+  const work = options.leases ? onceAcrossInstances(options.leases, 'alert-evaluation', intervalMs, round) : round;
+  return runEvery(intervalMs, work, (error) =>
     options.log.error({ err: error }, 'alert round failed; retrying next interval'),
   );
 }

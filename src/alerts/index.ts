@@ -1,6 +1,7 @@
 // The alerts capability, assembled: rule endpoints, the aggregate evaluator, the per_run hook for ingest and the
 // notifier that sends what they queue.
 import type { Logger } from 'pino';
+import type { JobLeases } from '../background';
 import type { Clock } from '../clock';
 import type { Config } from '../config';
 import type { PostgresStore } from '../db/postgres';
@@ -8,11 +9,16 @@ import { alertEvaluator, startAlertEvaluator } from './evaluator';
 import { createNotifier } from './notify/worker';
 import { perRunAlerts } from './per-run';
 import { alertRoutes } from './routes';
-import { alertRuleService, type ReadSignal, type SignalSource } from './service';
+import { alertRuleService, type ReadScoreMean, type ReadSignal, type SignalSource } from './service';
+import { urlPolicy } from './url-safety';
 
-/** What alerts read of the reports: every signal of some scopes (a round), one signal of one scope (a preview). */
+/**
+ * What alerts read of the reports: every signal of some scopes (a round), one signal of one scope (a preview); and of
+ * the scores, the score_mean of a scope.
+ */
 export interface AlertSignals extends SignalSource {
   readSignal: ReadSignal;
+  readScoreMean: ReadScoreMean;
 }
 
 export interface AlertsDependencies {
@@ -21,8 +27,8 @@ export interface AlertsDependencies {
   log: Logger;
   /** As of every run this instance acknowledged for the project, within its retention (the reports' reads). */
   signals: AlertSignals;
-  /** WEBHOOK_DENY_PRIVATE for rules and deliveries; PUBLIC_URL for the links in notifications. */
-  config: Pick<Config, 'webhookDenyPrivate' | 'publicUrl'>;
+  /** WEBHOOK_DENY_PRIVATE and WEBHOOK_ALLOW_HOSTS for rules and deliveries; PUBLIC_URL for notifications' links. */
+  config: Pick<Config, 'webhookDenyPrivate' | 'webhookAllowHosts' | 'publicUrl'>;
 }
 
 export function createAlerts({ pg, clock, log, signals, config }: AlertsDependencies) {
@@ -32,10 +38,11 @@ export function createAlerts({ pg, clock, log, signals, config }: AlertsDependen
     pg,
     clock,
     readSignal: signals.readSignal,
-    denyPrivateUrls: config.webhookDenyPrivate,
+    readScoreMean: signals.readScoreMean,
+    urlPolicy: urlPolicy(config.webhookDenyPrivate, config.webhookAllowHosts),
     rulesChanged: perRun.forgetRules,
   });
-  const evaluator = alertEvaluator({ pg, signals, log: alertsLog });
+  const evaluator = alertEvaluator({ pg, signals, readScoreMean: signals.readScoreMean, log: alertsLog });
   return {
     routes: alertRoutes(rules),
     /** The ingest hook: per_run rules are checked as runs finish and loops are found. */
@@ -44,9 +51,13 @@ export function createAlerts({ pg, clock, log, signals, config }: AlertsDependen
     evaluateRound: evaluator.evaluateRound,
     /** Resolves when every reported run has been checked against the per_run rules. */
     idle: perRun.idle,
-    /** Runs rounds every `intervalSeconds` with `clock`; returns the stop function. */
-    startEvaluator: (options: { intervalSeconds: number; clock: Clock }) =>
-      startAlertEvaluator({ evaluator, clock: options.clock, log, intervalSeconds: options.intervalSeconds }),
+    /** Runs rounds every `intervalSeconds` with `clock` (under `leases`, once per deployment); returns its stop. */
+    startEvaluator: (options: {
+      intervalSeconds: number;
+      clock: Clock;
+      leases?: JobLeases;
+      projectIds?: readonly string[];
+    }) => startAlertEvaluator({ evaluator, log, ...options }),
     /** Sends queued notifications; main.ts runs it on an interval, tests call notifier.deliverDue(now). */
     notifier: createNotifier({ pg, clock, log, config }),
   };

@@ -43,6 +43,7 @@ export function perRunValue(signal: PerRunSignal, run: Run): number | null {
  */
 const appliesTo = (rule: AlertRuleRow, pending: PendingRun): boolean =>
   (rule.agent_name === null || rule.agent_name === pending.run.agent_name) &&
+  (rule.user_id === null || rule.user_id === pending.run.user_id) &&
   (pending.trigger === 'finished' || rule.signal === 'loop_detected');
 
 /** The run's value when it breaches the rule at this trigger; null when it does not. */

@@ -8,11 +8,11 @@ export const TRY_EVALUATOR_LOCK = `SELECT pg_try_advisory_xact_lock($1) AS acqui
 export const SELECT_PROJECT_OF_ORG = `SELECT id FROM projects WHERE org_id = $1 AND id = $2`;
 
 const DEFINITION_COLUMNS = `name, class, signal, comparator, threshold, agent_name, window_seconds, for_seconds,
-  keep_firing_for_seconds, cooldown_seconds, min_requests, severity, channel, channel_config, enabled`;
+  keep_firing_for_seconds, cooldown_seconds, min_requests, severity, channel, channel_config, enabled, user_id`;
 
 export const INSERT_RULE = `
   INSERT INTO alert_rules (id, project_id, ${DEFINITION_COLUMNS}, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18, $18)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18, $19, $19)
   RETURNING *`;
 
 export const SELECT_RULES = `SELECT * FROM alert_rules WHERE project_id = $1 ORDER BY created_at, id`;
@@ -28,9 +28,9 @@ export const UPDATE_RULE = `
   UPDATE alert_rules SET
     name = $2, class = $3, signal = $4, comparator = $5, threshold = $6, agent_name = $7, window_seconds = $8,
     for_seconds = $9, keep_firing_for_seconds = $10, cooldown_seconds = $11, min_requests = $12, severity = $13,
-    channel = $14, channel_config = $15::jsonb, enabled = $16, updated_at = $17,
-    state = $18, active_at = $19, keep_firing_since = $20, episode_event_id = $21, last_notified_at = $22,
-    deferred_event_id = $23, last_error = CASE WHEN $24::boolean THEN NULL ELSE last_error END
+    channel = $14, channel_config = $15::jsonb, enabled = $16, user_id = $17, updated_at = $18,
+    state = $19, active_at = $20, keep_firing_since = $21, episode_event_id = $22, last_notified_at = $23,
+    deferred_event_id = $24, last_error = CASE WHEN $25::boolean THEN NULL ELSE last_error END
   WHERE id = $1
   RETURNING *`;
 
@@ -41,7 +41,7 @@ export const DELETE_RULE = `
 
 export const SELECT_EVENTS = `
   SELECT e.*, d.status AS delivery_status, d.attempts AS delivery_attempts,
-    d.last_status_code AS delivery_last_status_code
+    d.last_status_code AS delivery_last_status_code, d.last_error AS delivery_last_error
   FROM alert_events e LEFT JOIN alert_deliveries d ON d.event_id = e.id
   WHERE e.rule_id = $1
   ORDER BY e.created_at DESC, e.id DESC

@@ -47,6 +47,7 @@ export interface DeliveryRow {
   status: NotificationStatus;
   attempts: number;
   last_status_code: number | null;
+  last_error: string | null;
 }
 
 const toNumber = (value: unknown): number => Number(value);
@@ -62,6 +63,7 @@ export function toAlertRule(row: AlertRuleRow): AlertRule {
     project_id: row.project_id,
     name: row.name,
     agent_name: row.agent_name,
+    user_id: row.user_id,
     signal: row.signal,
     class: row.class,
     comparator: row.comparator,
@@ -107,6 +109,7 @@ export function toAlertEvent(row: AlertEventRow, delivery: DeliveryRow | null | 
             status: delivery.status,
             attempts: toNumber(delivery.attempts ?? 0),
             last_status_code: toNullableNumber(delivery.last_status_code),
+            last_error: delivery.last_error ?? null,
           }
         : null,
   };

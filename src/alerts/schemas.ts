@@ -9,7 +9,9 @@ import {
   RULE_CLASSES,
   RULE_SIGNALS,
   RULE_STATES,
+  SCORE_SIGNAL_PATTERN,
   SEVERITIES,
+  type ScoreSignal,
 } from './allowed-values';
 
 export const LIMITS = {
@@ -26,17 +28,24 @@ const httpUrl = storedText()
   .max(2048)
   .pipe(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }));
 const agentName = storedText().min(1).max(200);
+const scoreSignal = z
+  .string()
+  .regex(SCORE_SIGNAL_PATTERN, 'must be one of the signals, or score_mean:<score name>')
+  .transform((signal) => signal as ScoreSignal)
+  .describe('the mean of a score over the runs of the window that have it (aggregate)');
+const signal = z.union([z.enum(RULE_SIGNALS), scoreSignal]);
 
 const ruleFields = {
   name: storedText().trim().min(1).max(200),
   class: z.enum(RULE_CLASSES),
-  signal: z.enum(RULE_SIGNALS),
+  signal,
   comparator: z.enum(COMPARATORS),
   threshold: z
     .number()
     .min(0, 'must be at least 0')
     .describe('at most 1 for completion_rate, failure_rate, loop_rate and loop_detected'),
   agent_name: agentName.nullable(),
+  user_id: agentName.nullable().describe("one user's runs (contract §10); null: every user's"),
   // Which values a rule takes depends on its class (definition.ts): the bounds of both are described.
   window_seconds: seconds(LIMITS.windowSeconds.max).describe(
     '60 to 2592000 (30 days) for an aggregate rule; 0 for a per_run rule',
@@ -68,6 +77,7 @@ export const createRuleBody = z
     comparator: ruleFields.comparator.optional(),
     threshold: ruleFields.threshold.optional(),
     agent_name: ruleFields.agent_name.optional(),
+    user_id: ruleFields.user_id.optional(),
     window_seconds: ruleFields.window_seconds.optional(),
     for_seconds: ruleFields.for_seconds.optional(),
     keep_firing_for_seconds: ruleFields.keep_firing_for_seconds.optional(),
@@ -88,6 +98,7 @@ export const draftRuleBody = z
     comparator: ruleFields.comparator,
     threshold: ruleFields.threshold.optional(),
     agent_name: ruleFields.agent_name.optional(),
+    user_id: ruleFields.user_id.optional(),
     window_seconds: z.number().int().min(LIMITS.windowSeconds.min).max(LIMITS.windowSeconds.max).optional(),
     min_requests: ruleFields.min_requests.optional(),
   })
@@ -126,7 +137,8 @@ export const alertRuleSchema = z
     project_id: uuid,
     name: z.string(),
     agent_name: z.string().nullable(),
-    signal: z.enum(RULE_SIGNALS),
+    user_id: z.string().nullable(),
+    signal: z.union([z.enum(RULE_SIGNALS), z.string().regex(SCORE_SIGNAL_PATTERN)]),
     class: z.enum(RULE_CLASSES),
     comparator: z.enum(COMPARATORS),
     threshold: z.number(),
@@ -158,6 +170,13 @@ export const notificationSchema = z
     status: z.enum(DELIVERY_STATUSES),
     attempts: count,
     last_status_code: z.number().int().nullable(),
+    last_error: z
+      .string()
+      .nullable()
+      .describe(
+        'Why the last attempt failed (an HTTP status and the start of its answer, a network error, a refusal); ' +
+          'null once sent',
+      ),
   })
   .meta({ id: 'AlertNotification' });
 

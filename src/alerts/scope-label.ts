@@ -8,6 +8,10 @@ export function formatWindow(seconds: number): string {
   return `${seconds}s`;
 }
 
-/** A scope as people read it: `agent planner · last 5m`, `all agents · last 1h`. */
-export const scopeLabel = (agentName: string | null, windowSeconds: number): string =>
-  `${agentName === null ? 'all agents' : `agent ${agentName}`} · last ${formatWindow(windowSeconds)}`;
+/** The runs a scope watches: `agent planner`, `all agents`, `user alice · agent planner`. */
+export const runsLabel = (agentName: string | null, userId: string | null = null): string =>
+  `${userId === null ? '' : `user ${userId} · `}${agentName === null ? 'all agents' : `agent ${agentName}`}`;
+
+/** A scope as people read it: `agent planner · last 5m`, `user alice · all agents · last 1d`. */
+export const scopeLabel = (agentName: string | null, windowSeconds: number, userId: string | null = null): string =>
+  `${runsLabel(agentName, userId)} · last ${formatWindow(windowSeconds)}`;

@@ -4,7 +4,14 @@ import type { Clock } from '../clock';
 import type { PostgresStore, Sql } from '../db/postgres';
 import { AppError, invalidFields, notFound } from '../errors';
 import type { AggregateSignal, SignalReading, SignalReadings, SignalScope } from '../reports/signals';
-import { compare, isPerRunSignal, type AggregateRuleSignal } from './allowed-values';
+import {
+  compare,
+  isPerRunSignal,
+  isScoreSignal,
+  scoreNameOf,
+  type AggregateRuleSignal,
+  type ScoreSignal,
+} from './allowed-values';
 import { notificationUrls } from './channels';
 import {
   DEFAULTS,
@@ -28,7 +35,7 @@ import {
 import type { AlertRule, CreateRuleInput, DraftRuleInput, PatchRuleInput } from './schemas';
 import { scopeLabel } from './scope-label';
 import { resetOnRuleChange } from './state-machine';
-import { assertPublicUrl, UnsafeUrlError } from './url-safety';
+import { assertAllowedUrl, UnsafeUrlError, type UrlPolicy } from './url-safety';
 
 /** Reads signals for one project; the reports capability's reader (one query per call). */
 export interface SignalSource {
@@ -43,18 +50,34 @@ export type ReadSignal = (
   at: Date,
 ) => Promise<SignalReading>;
 
+/** Reads score_mean of a score name over one scope's [at − window, at) (the scores capability). */
+export type ReadScoreMean = (
+  projectId: string,
+  scope: SignalScope & { name: string },
+  at: Date,
+) => Promise<SignalReading>;
+
 export interface AlertRuleServiceDependencies {
   pg: PostgresStore;
   clock: Clock;
   readSignal: ReadSignal;
-  /** WEBHOOK_DENY_PRIVATE: refuse notification URLs on private or loopback addresses. */
-  denyPrivateUrls: boolean;
+  readScoreMean: ReadScoreMean;
+  /** Where notifications may go (WEBHOOK_DENY_PRIVATE, WEBHOOK_ALLOW_HOSTS): other URLs are refused at once. */
+  urlPolicy: UrlPolicy;
   /** Told after a project's rules were written, so that what caches them reads them anew. */
   rulesChanged: (projectId: string) => void;
 }
 
 /** The fields whose change makes an open episode meaningless: it resolves with reason rule_updated. */
-const MEANING_FIELDS = ['class', 'signal', 'threshold', 'comparator', 'window_seconds', 'agent_name'] as const;
+const MEANING_FIELDS = [
+  'class',
+  'signal',
+  'threshold',
+  'comparator',
+  'window_seconds',
+  'agent_name',
+  'user_id',
+] as const;
 
 const definitionParams = (definition: RuleDefinition) => [
   definition.name,
@@ -72,19 +95,22 @@ const definitionParams = (definition: RuleDefinition) => [
   definition.channel,
   JSON.stringify(definition.channel_config),
   definition.enabled,
+  definition.user_id,
 ];
 
 interface EventWithDeliveryRow extends AlertEventRow {
   delivery_status: DeliveryRow['status'] | null;
   delivery_attempts: number | null;
   delivery_last_status_code: number | null;
+  delivery_last_error: string | null;
 }
 
 export function alertRuleService({
   pg,
   clock,
   readSignal,
-  denyPrivateUrls,
+  readScoreMean,
+  urlPolicy,
   rulesChanged,
 }: AlertRuleServiceDependencies) {
   async function requireProject(sql: Sql, orgId: string, projectId: string): Promise<void> {
@@ -104,12 +130,11 @@ export function alertRuleService({
     return row;
   }
 
-  /** WEBHOOK_DENY_PRIVATE: every URL that will receive notifications must resolve to public addresses only. */
+  /** Every URL that will receive notifications must be one the policy allows (public, or listed). */
   async function checkUrls(urls: { path: string; url: string }[]): Promise<void> {
-    if (!denyPrivateUrls) return;
     for (const { path, url } of urls) {
       try {
-        await assertPublicUrl(url);
+        await assertAllowedUrl(urlPolicy, url, true);
       } catch (error) {
         if (error instanceof UnsafeUrlError) throw invalidFields([{ path, message: error.message }]);
         throw error;
@@ -224,6 +249,7 @@ export function alertRuleService({
                 status: row.delivery_status,
                 attempts: row.delivery_attempts ?? 0,
                 last_status_code: row.delivery_last_status_code,
+                last_error: row.delivery_last_error,
               }
             : null,
         ),
@@ -235,21 +261,24 @@ export function alertRuleService({
       if (isPerRunSignal(draft.signal))
         throw new AppError(400, 'unsupported_signal', 'preview works for aggregate signals only');
       await requireProject(pg, orgId, projectId);
-      const signal = draft.signal as AggregateRuleSignal;
+      const signal = draft.signal as AggregateRuleSignal | ScoreSignal;
       const details: { path: string; message: string }[] = [];
       const threshold = checkThreshold(signal, draft.threshold, details);
       if (details.length > 0) throw invalidFields(details);
       const scope: SignalScope = {
         agentName: draft.agent_name ?? null,
+        userId: draft.user_id ?? null,
         windowSeconds: draft.window_seconds ?? DEFAULTS.windowSeconds,
       };
       const minRequests = draft.min_requests ?? DEFAULTS.minRequests;
-      const reading = await readSignal(projectId, scope, signal, clock.now());
+      const reading = isScoreSignal(signal)
+        ? await readScoreMean(projectId, { ...scope, name: scoreNameOf(signal) }, clock.now())
+        : await readSignal(projectId, scope, signal, clock.now());
       const value = reading.sampleCount === 0 ? 0 : reading.value;
       return {
         value,
         sample_count: reading.sampleCount,
-        scope_label: scopeLabel(scope.agentName, scope.windowSeconds),
+        scope_label: scopeLabel(scope.agentName, scope.windowSeconds, scope.userId),
         would_breach:
           reading.sampleCount >= minRequests &&
           compare(value, draft.comparator ?? defaultComparator(signal), threshold),

@@ -13,7 +13,7 @@ export interface AuthDependencies {
   /** Signs and verifies session tokens. */
   jwtSecret: string;
   organizations: UserOrganizations;
-  config: Pick<Config, 'sessionTtlSeconds' | 'loginFailuresPerEmail' | 'authRateLimitPerMinute'>;
+  config: Pick<Config, 'sessionTtlSeconds' | 'loginThrottle' | 'authRateLimitPerMinute'>;
 }
 
 export function createAuth({ pg, clock, jwtSecret, organizations, config }: AuthDependencies) {
@@ -21,7 +21,7 @@ export function createAuth({ pg, clock, jwtSecret, organizations, config }: Auth
   const settings = {
     jwtSecret,
     sessionTtlSeconds: config.sessionTtlSeconds,
-    loginFailuresPerEmail: config.loginFailuresPerEmail,
+    loginThrottle: config.loginThrottle,
   };
   const accounts = authService({ pg, clock, settings, organizations });
   return {

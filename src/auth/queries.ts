@@ -28,3 +28,19 @@ export const USE_API_KEY = `
   FROM projects p
   WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.id = k.project_id
   RETURNING k.id, k.project_id, p.org_id`;
+
+// Login throttling (login-throttle.ts): the counters of an address and of an address + e-mail.
+export const SELECT_LOGIN_FAILURES = `
+  SELECT key, failures, last_failure_at FROM login_failures WHERE key = ANY($1::text[]) AND last_failure_at >= $2`;
+
+// Counts one failure on each key, starting again a counter forgotten ($3: older than a day); other forgotten
+// counters are deleted on the way, so the table holds a day of failures at most.
+export const COUNT_LOGIN_FAILURE = `
+  WITH forgotten AS (DELETE FROM login_failures WHERE last_failure_at < $3 AND key <> ALL($1::text[]))
+  INSERT INTO login_failures (key, failures, last_failure_at)
+  SELECT key, 1, $2 FROM unnest($1::text[]) AS key
+  ON CONFLICT (key) DO UPDATE SET
+    failures = CASE WHEN login_failures.last_failure_at < $3 THEN 1 ELSE login_failures.failures + 1 END,
+    last_failure_at = EXCLUDED.last_failure_at`;
+
+export const DELETE_LOGIN_FAILURES = `DELETE FROM login_failures WHERE key = $1`;

@@ -10,6 +10,7 @@ import { defineRoute } from '../http/route';
 import { displayName, email, text, timestampOut, uuid } from '../http/schemas';
 import { organizationSchema } from '../orgs/routes';
 import { SESSION_COOKIE } from './authenticator';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, passwordRefusal } from './password-policy';
 import type { authService } from './service';
 
 const userSchema = z
@@ -28,7 +29,17 @@ export const profileSchema = z
 const authResultSchema = profileSchema
   .extend({ token: z.string(), expires_at: timestampOut })
   .meta({ id: 'AuthResult' });
-const password = text().min(8, 'must be at least 8 characters').max(256, 'must be at most 256 characters');
+/** A new password: its length, and what the policy refuses (password-policy.ts), checked with the e-mail below. */
+const password = text()
+  .min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`)
+  .max(MAX_PASSWORD_LENGTH, `must be at most ${MAX_PASSWORD_LENGTH} characters`)
+  .describe('not a common or breached password, one character repeated, or the e-mail, its local part or the name');
+const registration = z.strictObject({ email, password, name: displayName.optional() }).superRefine((body, context) => {
+  // A password refused for its length already has its issue.
+  if (body.password.length < MIN_PASSWORD_LENGTH || body.password.length > MAX_PASSWORD_LENGTH) return;
+  const refusal = passwordRefusal(body.password, body);
+  if (refusal) context.addIssue({ code: 'custom', path: ['password'], message: refusal });
+});
 const tag = 'Auth';
 const setsSession = {
   'Set-Cookie': z
@@ -60,8 +71,9 @@ async function withSessionCookie<T extends { token: string; expires_at: string }
 export function authRoutes(auth: ReturnType<typeof authService>, clock: Clock, perMinute: number) {
   const perClient = new RateLimiter(perMinute, 60_000, () => clock.now().getTime());
   // Login and register share one budget per client address.
+  const addressOf = (req: IncomingMessage, proxies: TrustedProxies) => proxies.clientAddress(req) ?? 'unknown';
   const limitClient = (req: IncomingMessage, proxies: TrustedProxies) => {
-    const wait = perClient.hit(proxies.clientAddress(req) ?? 'unknown');
+    const wait = perClient.hit(addressOf(req, proxies));
     if (wait > 0) throw tooManyRequests(wait);
   };
 
@@ -72,7 +84,7 @@ export function authRoutes(auth: ReturnType<typeof authService>, clock: Clock, p
       method: 'post', path: '/auth/register', operationId: 'register', tag,
       summary: 'Register; also creates the first organization',
       auth: { kind: 'public' }, guard: limitClient, status: 201, errors: [409, 503],
-      body: z.strictObject({ email, password, name: displayName.optional() }), response: authResultSchema,
+      body: registration, response: authResultSchema,
       responseHeaders: setsSession,
       handler: ({ body, req, res, proxies }) => withSessionCookie(res, proxies.isHttps(req), auth.register(body)),
     }),
@@ -81,7 +93,8 @@ export function authRoutes(auth: ReturnType<typeof authService>, clock: Clock, p
       auth: { kind: 'public' }, guard: limitClient, errors: [401, 503],
       body: z.strictObject({ email, password: text().max(256) }), response: authResultSchema,
       responseHeaders: setsSession,
-      handler: ({ body, req, res, proxies }) => withSessionCookie(res, proxies.isHttps(req), auth.login(body)),
+      handler: ({ body, req, res, proxies }) =>
+        withSessionCookie(res, proxies.isHttps(req), auth.login(body, addressOf(req, proxies))),
     }),
     defineRoute({
       method: 'post', path: '/auth/logout', operationId: 'logout', tag,

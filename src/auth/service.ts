@@ -2,10 +2,10 @@
 import type { Clock } from '../clock';
 import type { PostgresStore } from '../db/postgres';
 import { conflict, tooManyRequests, unauthenticated } from '../errors';
-import { RateLimiter } from '../http/rate-limit';
 import { toNullableTimestamp, toTimestamp } from '../http/schemas';
 import { uuidv7 } from '../ids';
 import type { Orgs } from '../orgs';
+import { loginThrottle, type LoginThrottleSettings } from './login-throttle';
 import { hashPassword, verifyPassword } from './passwords';
 import * as q from './queries';
 import { signSessionToken } from './tokens';
@@ -21,7 +21,7 @@ interface UserRow {
 export interface AuthSettings {
   jwtSecret: string;
   sessionTtlSeconds: number;
-  loginFailuresPerEmail: number;
+  loginThrottle: LoginThrottleSettings;
 }
 
 /** What accounts use of organizations: registration creates the user's first one; a profile lists them. */
@@ -34,8 +34,6 @@ export interface AuthServiceDependencies {
   organizations: UserOrganizations;
 }
 
-const FAILURE_WINDOW_MS = 15 * 60 * 1000;
-
 const toUser = (row: UserRow) => ({
   id: row.id,
   email: row.email,
@@ -46,7 +44,7 @@ const toUser = (row: UserRow) => ({
 });
 
 export function authService({ pg, clock, settings, organizations }: AuthServiceDependencies) {
-  const failedLogins = new RateLimiter(settings.loginFailuresPerEmail, FAILURE_WINDOW_MS, () => clock.now().getTime());
+  const throttle = loginThrottle(pg, settings.loginThrottle);
 
   async function profile(user: UserRow) {
     return { user: toUser(user), organizations: await organizations.listOrganizationsOfUser(pg, user.id) };
@@ -74,15 +72,18 @@ export function authService({ pg, clock, settings, organizations }: AuthServiceD
       return startSession(user);
     },
 
-    async login(input: { email: string; password: string }) {
-      const blockedFor = failedLogins.blockedFor(input.email);
-      if (blockedFor > 0) throw tooManyRequests(blockedFor);
+    /** Logs in; `address` is the client's, whose failures (with this e-mail, and in all) delay its next attempts. */
+    async login(input: { email: string; password: string }, address: string) {
+      // The delay is checked before the password: a guess sent during it is not even tried.
+      const wait = await throttle.waitFor(address, input.email, clock.now());
+      if (wait > 0) throw tooManyRequests(wait);
       const [row] = await pg.query<UserRow & { password_hash: string }>(q.SELECT_USER_BY_EMAIL, [input.email]);
       // The same message and about the same time whether the address is unknown or the password wrong.
       if (!(await verifyPassword(row?.password_hash, input.password))) {
-        failedLogins.hit(input.email);
+        await throttle.recordFailure(address, input.email, clock.now());
         throw unauthenticated('wrong e-mail or password');
       }
+      await throttle.recordSuccess(address, input.email);
       const { password_hash: _hash, ...user } = row;
       return startSession(user);
     },

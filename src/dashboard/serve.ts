@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Request, type Router } from 'express';
+import type { LoopThresholds } from '../ingest/loops';
 
 // Where `npm run build:web` writes the dashboard: the same place from src/dashboard (tsx) and from dist/dashboard
 // (the build).
@@ -18,11 +19,25 @@ const CONTENT_SECURITY_POLICY = [
   "form-action 'self'",
 ].join('; ');
 
+/** What the page is told of the deployment, in `<body data-settings>` (JSON): what no API answers. */
+export interface PageSettings {
+  loopThresholds: LoopThresholds;
+}
+
+/** An HTML attribute's value: JSON, escaped. */
+const attribute = (value: unknown) =>
+  JSON.stringify(value).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
 /**
  * The router of the dashboard's page and assets. The page is told whether the request's session cookie is live
- * (`<body data-session>`), so that a signed-out visitor goes straight to sign in, without a 401 in the console.
+ * (`<body data-session>`), so that a signed-out visitor goes straight to sign in, without a 401 in the console, and
+ * the deployment's settings it shows (`<body data-settings>`).
  */
-export function dashboardRouter(hasSession: (req: Request) => Promise<boolean>, directory = WEB_DIR): Router {
+export function dashboardRouter(
+  hasSession: (req: Request) => Promise<boolean>,
+  settings: PageSettings,
+  directory = WEB_DIR,
+): Router {
   const router = express.Router();
   const index = path.join(directory, 'index.html');
   router.get('/', async (req, res, next) => {
@@ -36,7 +51,7 @@ export function dashboardRouter(hasSession: (req: Request) => Promise<boolean>, 
       }
       const page = (await fs.promises.readFile(index, 'utf8')).replace(
         '<body>',
-        `<body data-session="${(await hasSession(req)) ? 'live' : 'none'}">`,
+        `<body data-session="${(await hasSession(req)) ? 'live' : 'none'}" data-settings="${attribute(settings)}">`,
       );
       res.set({
         'Content-Security-Policy': CONTENT_SECURITY_POLICY,

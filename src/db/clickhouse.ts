@@ -1,8 +1,11 @@
 // The ClickHouse store: one small interface over a real server or the embedded engine (chdb).
 import fs from 'node:fs';
 import path from 'node:path';
-import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import type { Readable } from 'node:stream';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { AppError, StoreUnavailableError } from '../errors';
+import { streamOverSession } from './chdb-stream';
+import { layoutSettings, SINGLE, type ClickHouseLayout } from './topology';
 
 export interface QueryLimits {
   maxExecutionSeconds: number;
@@ -26,8 +29,24 @@ export interface InsertOptions {
   serverBatched?: boolean;
 }
 
+/** A query whose result is streamed as the engine writes it, in one of its output formats. */
+export interface StreamedQuery extends ClickHouseQuery {
+  /** An output format of the engine: CSVWithNames, JSONEachRow, Parquet, … */
+  format: string;
+  /** Settings of this query alone (the output format's, a sort's spill threshold). */
+  settings?: Record<string, string | number>;
+}
+
 export interface ClickHouseStore {
+  /** The server's layout (single for the embedded engine): how migrations render, what a DELETE names. */
+  layout: ClickHouseLayout;
   query<Row>(query: ClickHouseQuery): Promise<Row[]>;
+  /**
+   * The result's bytes as the engine writes them, read as the stream is read (backpressure reaches the engine, so
+   * memory does not grow with the result). Resolves once the query has started: a query the engine refuses rejects
+   * here, before any byte; a failure later errors the stream.
+   */
+  stream(query: StreamedQuery): Promise<Readable>;
   insert(table: string, rows: readonly object[]): Promise<void>;
   /** Inserts rows already encoded as JSONCompactEachRow lines, their values in the order of `columns`. */
   insertLines(
@@ -46,6 +65,7 @@ export interface ClickHouseServer {
   username: string;
   password: string;
   database: string;
+  layout: ClickHouseLayout;
 }
 
 // ClickHouse error codes that mean "this query ran out of its budget": TIMEOUT_EXCEEDED, TOO_SLOW,
@@ -75,10 +95,12 @@ const INPUT_CODES = new Set([
   '376',
 ]);
 
+/** The ClickHouse error code behind a store error ('' when it has none). */
+export const storeErrorCode = (error: unknown) => String((error as { cause?: { code?: unknown } }).cause?.code ?? '');
+
 /** Whether a store error is the engine refusing the data itself (as opposed to being unavailable). */
 export function isInputError(error: unknown): boolean {
-  const cause = (error as { cause?: { code?: unknown } }).cause;
-  return INPUT_CODES.has(String(cause?.code ?? ''));
+  return INPUT_CODES.has(storeErrorCode(error));
 }
 
 /**
@@ -135,7 +157,21 @@ export function encodeRows(rows: readonly object[], columns: readonly string[]):
   return lines;
 }
 
-function overClient(client: ClickHouseClient): ClickHouseStore {
+/** How a store streams a result: through the HTTP client, or a session of the embedded engine (chdb-stream.ts). */
+export type Streamer = (query: StreamedQuery, settings: ClickHouseSettings) => Promise<Readable>;
+
+/** A server's result streamed as its HTTP response's body. */
+const streamOverHttp =
+  (client: ClickHouseClient): Streamer =>
+  async ({ sql, params, format }, settings) =>
+    (await client.exec({ query: `${sql}\nFORMAT ${format}`, query_params: params, clickhouse_settings: settings }))
+      .stream;
+
+function overClient(
+  client: ClickHouseClient,
+  layout: ClickHouseLayout,
+  streamer: Streamer = streamOverHttp(client),
+): ClickHouseStore {
   async function insertLines(
     table: string,
     columns: readonly string[],
@@ -164,6 +200,7 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
   }
 
   return {
+    layout,
     async query<Row>({ name, sql, params, limits }: ClickHouseQuery) {
       try {
         const result = await client.query({
@@ -175,6 +212,13 @@ function overClient(client: ClickHouseClient): ClickHouseStore {
         return await result.json<Row>();
       } catch (error) {
         throw toStoreError(error, name);
+      }
+    },
+    async stream(query) {
+      try {
+        return await streamer(query, { log_comment: query.name, ...limitSettings(query.limits), ...query.settings });
+      } catch (error) {
+        throw toStoreError(error, query.name);
       }
     },
     async insert(table, rows) {
@@ -220,9 +264,21 @@ export async function openClickHouse(options: {
   dataDir: string;
 }): Promise<ClickHouseStore> {
   if (options.server) {
-    const { url, username, password, database } = options.server;
+    const { url, username, password, database, layout } = options.server;
+    const settings = { ...clientSettings, ...layoutSettings(layout) };
     return overClient(
-      createClient({ url, username, password, database, request_timeout: 30_000, clickhouse_settings: clientSettings }),
+      createClient({
+        url,
+        username,
+        password,
+        database,
+        request_timeout: 30_000,
+        clickhouse_settings: settings,
+        // The client's own logger writes each failed request to the console, as text lines among the service's JSON
+        // log; the service logs a store's failure itself (with the error as its cause), as in embedded mode.
+        log: { level: ClickHouseLogLevel.OFF },
+      }),
+      layout,
     );
   }
   // Loaded only in embedded mode, so a deployment on real servers never loads the native engine.
@@ -234,5 +290,7 @@ export async function openClickHouse(options: {
       connection: createChdbConnection({ path: directory }),
       clickhouse_settings: clientSettings,
     } as never),
+    SINGLE,
+    streamOverSession(directory),
   );
 }

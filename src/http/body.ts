@@ -1,9 +1,11 @@
 // Request bodies as the contract takes them: their media type and charset checked, decompressed when Content-Encoding
 // says so (gzip, deflate, br), held to the route's limit counted decompressed, and JSON parsed strictly.
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { AppError, malformedJson, payloadTooLarge } from '../errors';
+import { overBudget, type BodyCharge } from './admission';
 import type { BodyCodec } from './route';
 
 export function hasBody(req: IncomingMessage): boolean {
@@ -44,35 +46,49 @@ const undecodable = () => new AppError(400, 'malformed_json', 'request body coul
 // contract's code for a body that cannot be read, as express's body parser answered it.
 const cutOff = () => new AppError(400, 'malformed_json', 'the request body ended before it was whole');
 
-/**
- * The body, decompressed, or undefined when there is none. A body over the limit, or one that does not decompress,
- * is refused once the rest of it is read off, so that the connection stays usable.
- */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  if (!hasBody(req)) return Promise.resolve(undefined);
-  const encoding = req.headers['content-encoding']?.toLowerCase() ?? 'identity';
-  if (encoding === 'identity') return readPlain(req, limit);
-  const decompressor = DECOMPRESSORS[encoding];
-  if (!decompressor) return Promise.reject(unsupportedMediaType(`unsupported Content-Encoding "${encoding}"`));
-  return readDecompressed(req, decompressor(), limit);
+/** What a body read is held to: the route's limit, and the bytes it is charged against the server's budget. */
+export interface BodyBounds {
+  limit: number;
+  charge?: BodyCharge;
 }
 
-function readPlain(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * The body, decompressed, or undefined when there is none. A body over the limit or past the budget of bytes in
+ * flight, or one that does not decompress, is refused once the rest of it is read off, so that the connection stays
+ * usable.
+ */
+export function readBody(req: IncomingMessage, bounds: BodyBounds): Promise<Buffer | undefined> {
+  if (!hasBody(req)) return Promise.resolve(undefined);
+  const encoding = req.headers['content-encoding']?.toLowerCase() ?? 'identity';
+  if (encoding === 'identity') return readPlain(req, bounds);
+  const decompressor = DECOMPRESSORS[encoding];
+  if (!decompressor) return Promise.reject(unsupportedMediaType(`unsupported Content-Encoding "${encoding}"`));
+  return readDecompressed(req, decompressor(), bounds);
+}
+
+/** Why a body of `size` bytes so far cannot be taken, if it cannot. */
+function refusal(size: number, { limit, charge }: BodyBounds): AppError | undefined {
+  if (size > limit) return payloadTooLarge();
+  if (charge && !charge.grow(size)) return overBudget();
+  return undefined;
+}
+
+function readPlain(req: IncomingMessage, bounds: BodyBounds): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = Number(req.headers['content-length'] ?? 0) > limit;
+    let refused = Number(req.headers['content-length'] ?? 0) > bounds.limit ? payloadTooLarge() : undefined;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      tooLarge ||= size > limit;
-      if (!tooLarge) chunks.push(chunk);
+      refused ??= refusal(size, bounds);
+      if (!refused) chunks.push(chunk);
     });
-    req.on('end', () => (tooLarge ? reject(payloadTooLarge()) : resolve(Buffer.concat(chunks, size))));
+    req.on('end', () => (refused ? reject(refused) : resolve(Buffer.concat(chunks, size))));
     req.on('error', () => reject(cutOff()));
   });
 }
 
-function readDecompressed(req: IncomingMessage, decompressor: Transform, limit: number): Promise<Buffer> {
+function readDecompressed(req: IncomingMessage, decompressor: Transform, bounds: BodyBounds): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -87,7 +103,8 @@ function readDecompressed(req: IncomingMessage, decompressor: Transform, limit: 
     };
     decompressor.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) fail(payloadTooLarge());
+      const refused = refusal(size, bounds);
+      if (refused) fail(refused);
       else if (!failed) chunks.push(chunk);
     });
     decompressor.on('error', () => fail(undecodable()));
@@ -100,10 +117,19 @@ function readDecompressed(req: IncomingMessage, decompressor: Transform, limit: 
   });
 }
 
+/**
+ * A JSON body's text. Bytes that are not UTF-8 make the body malformed (RFC 8259 §8.1), rather than being stored as
+ * U+FFFD, which is what a lenient decoding would do.
+ */
+export function utf8Text(body: Buffer): string {
+  if (!isUtf8(body)) throw malformedJson('request body is not valid UTF-8');
+  return body.toString('utf8');
+}
+
 /** As express.json() in strict mode did: an empty body is `{}`, and only an object or an array is JSON here. */
 export function parseJson(body: Buffer | undefined): unknown {
   if (body === undefined) return undefined;
-  let text = body.toString('utf8');
+  let text = utf8Text(body);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};
   // JSON's whitespace (RFC 8259) before the first character.

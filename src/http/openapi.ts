@@ -172,8 +172,13 @@ function operationOf(route: RouteDefinition, convert: Convert): JsonSchema {
     return Object.fromEntries(mediaTypes.map((type) => [type, { schema: json }]));
   };
   const headers = headersOf(route, convert);
-  const success =
-    route.response && status !== 204
+  const streamedContent = Object.entries(route.streamed ?? {}).map(([type, { description, binary }]) => [
+    type,
+    { schema: { type: 'string', description, ...(binary ? { format: 'binary' } : {}) } },
+  ]);
+  const success = route.streamed
+    ? { description: 'Success, streamed', headers, content: Object.fromEntries(streamedContent) }
+    : route.response && status !== 204
       ? { description: 'Success', headers, content: contentOf(route.response, 'output') }
       : { description: 'Success, no body', headers };
   const errors = errorStatusesOf(route).map((code) => [

@@ -1,5 +1,6 @@
 // Declares a route once — method, path, auth, zod schemas, handler — and runs it with the checks derived from that.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { validationError } from '../errors';
 import type { TrustedProxies } from './proxies';
@@ -64,6 +65,18 @@ export interface BodyCodec {
   encode(result: unknown, mediaType: string): Buffer;
 }
 
+/**
+ * A success body streamed as it is produced (an export), in one of the route's `streamed` media types: written to the
+ * response as it is read, so that neither side holds it whole.
+ */
+export class StreamedBody {
+  constructor(
+    readonly mediaType: string,
+    readonly body: Readable,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
 /** The error statuses a route can answer; each has its response in the OpenAPI document. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 503;
 
@@ -93,8 +106,13 @@ export interface RouteDefinition<
    * codec decoded (having validated the body against this schema itself), or items checked one by one.
    */
   documentedBody?: z.ZodType;
-  /** The success body; omitted for 204 responses. */
+  /** The success body; omitted for 204 responses. With `streamed`, the shape of each record the stream holds. */
   response?: R;
+  /**
+   * The handler streams its success body (a StreamedBody) in one of these media types, each with what its bytes are
+   * (for the OpenAPI document), instead of answering `response` as JSON.
+   */
+  streamed?: Record<string, { description: string; binary?: boolean }>;
   status?: 200 | 201 | 204;
   /** Headers of the success response besides X-Request-Id (which every response has), for the OpenAPI document. */
   responseHeaders?: Record<string, z.ZodType>;
@@ -117,7 +135,7 @@ export interface RouteDefinition<
     req: IncomingMessage;
     res: ServerResponse;
     proxies: TrustedProxies;
-  }): Promise<z.input<R> | void>;
+  }): Promise<z.input<R> | StreamedBody | void>;
 }
 
 /** Identity helper that fixes the generic parameters, so the handler's arguments are typed from the schemas. */
@@ -200,6 +218,7 @@ export async function runRoute(
   const body = route.body ? parseOrThrow(route.body, sent, 'validation_failed', []) : undefined;
   const result = await route.handler({ params, query, body, caller, req, res, proxies: options.proxies });
   const status = route.status ?? 200;
-  if (status !== 204 && options.validateResponses && route.response) route.response.parse(result);
+  const checked = status !== 204 && options.validateResponses && route.response && !(result instanceof StreamedBody);
+  if (checked) route.response!.parse(result);
   return { status, result };
 }

@@ -24,9 +24,12 @@ export const text = () =>
 export const storedText = () =>
   text().refine((value) => !value.includes('\u0000'), { message: 'must not contain a NUL character' });
 
-/** RFC 3339 with an offset (`Z` or `±hh:mm`), parsed to a Date; anything else is refused. */
+/** RFC 3339 with an offset (`Z` or `±hh:mm`), parsed to a Date; anything else is refused, a missing one as such. */
 export const timestamp = z.iso
-  .datetime({ offset: true, message: 'must be an RFC 3339 timestamp with an offset' })
+  .datetime({
+    offset: true,
+    error: (issue) => (issue.input === undefined ? 'is required' : 'must be an RFC 3339 timestamp with an offset'),
+  })
   .transform((text) => new Date(text));
 
 /** The times ClickHouse's DateTime64 can hold: [1900-01-01, 2300-01-01). */

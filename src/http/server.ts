@@ -10,13 +10,14 @@ import {
   type ServerResponse,
 } from 'node:http';
 import querystring from 'node:querystring';
-import type { Duplex } from 'node:stream';
+import { pipeline, type Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { AppError, payloadTooLarge } from '../errors';
-import { checkJsonMediaType, codecMediaType, parseJson, readBody } from './body';
+import { type BodyCharge, type ByteBudget, type Lane } from './admission';
+import { checkJsonMediaType, codecMediaType, parseJson, readBody, type BodyBounds } from './body';
 import { errorBody, toAppError } from './errors';
 import { assignRequestId, logRequest } from './request-log';
-import { runRoute, type RawInput, type RouteDefinition, type RouteOptions } from './route';
+import { runRoute, StreamedBody, type RawInput, type RouteDefinition, type RouteOptions } from './route';
 
 /**
  * Serves a request no declared route takes, and calls `next` with what it does not serve (no error: a 404) or
@@ -29,6 +30,10 @@ export interface ServerOptions extends RouteOptions {
   bodyLimitBytes: number;
   log: Logger;
   fallback: Fallback;
+  /** The lane a route's requests wait in (reads, ingest); none for the others (health, accounts, settings). */
+  laneOf?: (route: RouteDefinition) => Lane | undefined;
+  /** The budget of request-body bytes held at once, across requests. */
+  bodyBudget?: ByteBudget;
 }
 
 interface CompiledRoute {
@@ -108,6 +113,18 @@ function sendEncoded(res: ServerResponse, status: number, body: Buffer, mediaTyp
   res.writeHead(status, { 'Content-Type': mediaType, 'Content-Length': body.length }).end(body);
 }
 
+/**
+ * A streamed body, written as it is read: the response's backpressure pauses the source. A failure once the headers
+ * are out cuts the response, so the client sees it failed; `done` is told when the body has ended either way.
+ */
+function sendStream(res: ServerResponse, status: number, streamed: StreamedBody, done: (error?: unknown) => void) {
+  res.writeHead(status, { ...streamed.headers, 'Content-Type': streamed.mediaType });
+  pipeline(streamed.body, res, (error) => {
+    if (error) res.destroy();
+    done(error ?? undefined);
+  });
+}
+
 function sendError(res: ServerResponse, error: unknown, requestId: string): void {
   // Once the headers are out, an error body cannot follow: the response is cut, so the client sees it failed.
   if (res.headersSent) {
@@ -118,11 +135,28 @@ function sendError(res: ServerResponse, error: unknown, requestId: string): void
   send(res, mapped.status, errorBody(mapped, requestId), mapped.headers);
 }
 
+/** The charge of a body refused before it is read: no byte of it fits. */
+const REFUSED: BodyCharge = { grow: () => false, release: () => undefined };
+
 const noSuchRoute = () => new AppError(404, 'not_found', 'no such route');
 
 export function createRequestListener(routes: readonly RouteDefinition[], options: ServerOptions): RequestListener {
-  const { log, fallback, proxies } = options;
+  const { log, fallback, proxies, bodyBudget } = options;
   const routesByMethod = compileRoutes(routes, options.bodyLimitBytes);
+  const laneOf = new Map(routes.map((route) => [route, options.laneOf?.(route)]));
+
+  /**
+   * The body's bounds: its route's limit, and its charge against the budget, released once the answer is sent. A
+   * Content-Length that does not fit the budget is refused at once: its body is read off and dropped, never held.
+   */
+  function boundsOf(req: IncomingMessage, res: ServerResponse, limit: number): BodyBounds {
+    if (!bodyBudget) return { limit };
+    const declared = Number(req.headers['content-length'] ?? 0);
+    const charge = bodyBudget.open(Number.isSafeInteger(declared) && declared <= limit ? declared : 0);
+    if (!charge) return { limit, charge: REFUSED };
+    res.once('close', charge.release);
+    return { limit, charge };
+  }
 
   /** The raw input of a declared route: path parameters, query, and the body in the form the route takes. */
   async function readInput(
@@ -130,6 +164,7 @@ export function createRequestListener(routes: readonly RouteDefinition[], option
     match: RegExpExecArray,
     search: string,
     req: IncomingMessage,
+    res: ServerResponse,
   ): Promise<RawInput> {
     const { route, bodyLimit } = compiled;
     // The order of checks clients know: path decoding, the guard, the media type, the body's size and syntax.
@@ -138,10 +173,10 @@ export function createRequestListener(routes: readonly RouteDefinition[], option
     const query = querystring.parse(search);
     if (!route.codec) {
       checkJsonMediaType(req);
-      return { params, query, body: parseJson(await readBody(req, bodyLimit)) };
+      return { params, query, body: parseJson(await readBody(req, boundsOf(req, res, bodyLimit))) };
     }
     const mediaType = codecMediaType(req, route.codec);
-    const body = (await readBody(req, bodyLimit)) ?? Buffer.alloc(0);
+    const body = (await readBody(req, boundsOf(req, res, bodyLimit))) ?? Buffer.alloc(0);
     return { params, query, body: undefined, encoded: { body, mediaType } };
   }
 
@@ -154,10 +189,17 @@ export function createRequestListener(routes: readonly RouteDefinition[], option
     requestId: string,
     startedAt: number,
   ) {
+    // A laned route waits for its turn (or is refused, 503) before anything of it is read.
+    let leaveLane: (() => void) | undefined;
     try {
-      const raw = await readInput(compiled, match, search, req);
+      leaveLane = await laneOf.get(compiled.route)?.enter();
+      const raw = await readInput(compiled, match, search, req, res);
       const { status, result } = await runRoute(compiled.route, options, raw, req, res);
       const { codec } = compiled.route;
+      if (result instanceof StreamedBody) {
+        sendStream(res, status, result, (error) => logRequest(log, req, res, requestId, startedAt, error));
+        return;
+      }
       if (codec && raw.encoded) {
         const { mediaType } = raw.encoded;
         sendEncoded(res, status, codec.encode(result, mediaType), mediaType);
@@ -166,6 +208,8 @@ export function createRequestListener(routes: readonly RouteDefinition[], option
     } catch (error) {
       sendError(res, error, requestId);
       logRequest(log, req, res, requestId, startedAt, error);
+    } finally {
+      leaveLane?.();
     }
   }
 

@@ -53,15 +53,15 @@ export async function abandonStaleRuns(
   return { finished, live: [...stale, ...unmarked] };
 }
 
-/** Runs a pass now and then every interval; returns the stop function. */
+/** Runs a pass now and then every interval (undefined: another instance held the pass); returns the stop. */
 export function startAbandonJob(options: {
-  pass: () => Promise<Run[]>;
+  pass: () => Promise<Run[] | undefined>;
   log: Logger;
   intervalSeconds: number;
 }): () => Promise<void> {
   const pass = async () => {
     const runs = await options.pass();
-    if (runs.length > 0) options.log.info({ count: runs.length }, 'runs marked abandoned');
+    if (runs && runs.length > 0) options.log.info({ count: runs.length }, 'runs marked abandoned');
   };
   return runEvery(options.intervalSeconds * 1000, pass, (error) =>
     options.log.warn({ err: error }, 'abandon pass failed; retrying next interval'),

@@ -1,7 +1,7 @@
 // Derives what a run carries from its steps: totals, tool use and loops; and turns inputs into stored rows.
 import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import { DEFAULT_TERMINATION_REASON, type Step } from '../runs/model';
-import type { FinishedRunRow, LiveRunRow, RunTotals, StepRow } from '../runs/tables';
+import type { FinishedRunRow, LiveRunRow, RunLabels, RunTotals, StepRow } from '../runs/tables';
 import type { PriceTable } from '../pricing/prices';
 import { detectLoop, type LoopThresholds } from './loops';
 import type { FinishInput, StepInput } from './schemas';
@@ -78,7 +78,10 @@ export function mergeSteps<S extends Pick<Step, 'index'>>(existing: readonly S[]
   return [...byIndex.values()].sort((a, b) => a.index - b.index);
 }
 
-type CountedStep = Pick<StepRow, 'index' | 'type' | 'tool_name' | 'input' | 'output' | 'error' | 'tokens' | 'cost_usd'>;
+type CountedStep = Pick<
+  StepRow,
+  'index' | 'type' | 'tool_name' | 'model' | 'input' | 'output' | 'error' | 'tokens' | 'cost_usd'
+>;
 
 /** Totals of a run's steps; a loop found earlier keeps its first index (it never moves). */
 export function totalsOf(
@@ -97,6 +100,35 @@ export function totalsOf(
     total_cost_usd: steps.reduce((sum, step) => sum + Number(step.cost_usd ?? 0), 0),
     tool_calls: toolSteps.length,
     tool_names: [...new Set(toolSteps.map((step) => step.tool_name ?? ''))],
+    models: [...new Set(steps.flatMap((step) => (step.type === 'llm' && step.model ? [step.model] : [])))],
+  };
+}
+
+/** The labels a call sends (contract §10): each may be left out. */
+export type SentLabels = Partial<{ session_id: string; user_id: string; tags: string[] }>;
+
+/** Tags without repeats, in the order first sent. */
+export const distinctTags = (tags: readonly string[]): string[] => [...new Set(tags)];
+
+/**
+ * Why a finish's labels cannot apply to the run: an id the run has already, sent with another value (it never
+ * changes). Undefined when they can.
+ */
+export function labelConflict(run: RunLabels, sent: SentLabels): string | undefined {
+  for (const field of ['session_id', 'user_id'] as const) {
+    const value = sent[field];
+    if (value !== undefined && run[field] !== '' && run[field] !== value)
+      return `the run's ${field} is ${JSON.stringify(run[field])}; a set ${field} never changes`;
+  }
+  return undefined;
+}
+
+/** A run's labels with a finish's added: an id the run left empty is set, tags add up. */
+export function labelsAfter(run: RunLabels, sent: SentLabels): RunLabels {
+  return {
+    session_id: run.session_id || sent.session_id || '',
+    user_id: run.user_id || sent.user_id || '',
+    tags: sent.tags === undefined ? run.tags : distinctTags([...run.tags, ...sent.tags]),
   };
 }
 
@@ -105,7 +137,7 @@ export function liveRowOf(
   projectId: string,
   id: string,
   timestamp: string,
-  start: { agent_name: string; input?: string; metadata?: number[] },
+  start: { agent_name: string; input?: string; metadata?: number[] } & SentLabels,
   totals: RunTotals,
 ): LiveRunRow {
   return {
@@ -124,6 +156,10 @@ export function liveRowOf(
     total_cost_usd: totals.total_cost_usd,
     tool_calls: totals.tool_calls,
     tool_names: totals.tool_names,
+    models: totals.models,
+    session_id: start.session_id ?? '',
+    user_id: start.user_id ?? '',
+    tags: start.tags === undefined ? [] : distinctTags(start.tags),
   };
 }
 
@@ -143,6 +179,7 @@ export function finishedRowOf(
   finishedAt: Date,
   startedAt = fromClickHouseTime(live.timestamp),
 ): FinishedRunRow {
+  const labels = labelsAfter(live, ending);
   return {
     project_id: live.project_id,
     timestamp: live.timestamp,
@@ -157,11 +194,15 @@ export function finishedRowOf(
     total_cost_usd: ending.total_cost_usd ?? totals.total_cost_usd,
     tool_calls: totals.tool_calls,
     tool_names: totals.tool_names,
+    models: totals.models,
     status: ending.status,
     finished_at: toClickHouseTime(finishedAt),
     duration_ms: finishedAt.getTime() - startedAt.getTime(),
     output: ending.output ?? '',
     termination_reason: ending.termination_reason ?? DEFAULT_TERMINATION_REASON[ending.status],
     termination_detail: ending.termination_detail ?? '',
+    session_id: labels.session_id,
+    user_id: labels.user_id,
+    tags: labels.tags,
   };
 }

@@ -21,6 +21,8 @@ export interface FlusherOptions {
   deadLetterFile: string;
   /** Called with the sequence number up to which every record is in ClickHouse. */
   onFlushed: (flushedLsn: number) => void;
+  /** The sequence number of the last record acknowledged (on disk): a pass starting now flushes it. */
+  acknowledgedLsn: () => number;
 }
 
 /**
@@ -38,6 +40,8 @@ function chunksOf(partitions: Map<string, string[]>): string[][] {
 export class Flusher {
   private pass: Promise<void> | undefined;
   private nextPass: Promise<void> | undefined;
+  /** The last record acknowledged when the running pass started: its seal puts every record up to it in the pass. */
+  private passCovers = 0;
 
   constructor(private readonly options: FlusherOptions) {}
 
@@ -48,6 +52,7 @@ export class Flusher {
    */
   flush(): Promise<void> {
     if (!this.pass) {
+      this.passCovers = this.options.acknowledgedLsn();
       this.pass = this.flushSealed().finally(() => (this.pass = undefined));
       return this.pass;
     }
@@ -58,6 +63,14 @@ export class Flusher {
         return this.flush();
       });
     return this.nextPass;
+  }
+
+  /**
+   * Resolves once every record up to `lsn` is in ClickHouse: with the running pass when that pass holds the record,
+   * else with the next. A read waits for the writes acknowledged before it began, not for an insert of later ones.
+   */
+  flushThrough(lsn: number): Promise<void> {
+    return this.pass && this.passCovers >= lsn ? this.pass : this.flush();
   }
 
   private async flushSealed(): Promise<void> {

@@ -7,6 +7,8 @@ import { ingestRoutes } from './routes';
 import { ingestService, type IngestServiceDependencies } from './service';
 import { directWriter, ingestReadiness, openLogWriter, type RunWriter } from './writer';
 
+export { boundedBarrier } from './writer';
+
 export interface RunWriterDependencies {
   ch: ClickHouseStore;
   log: Logger;
@@ -32,7 +34,10 @@ export interface IngestDependencies extends Omit<
   IngestServiceDependencies,
   'loopThresholds' | 'runAbandonAfterSeconds' | 'missRetryMs'
 > {
-  config: Pick<Config, 'loopThresholds' | 'runAbandonAfterSeconds' | 'ingestMissRetryMs' | 'ingestBodyLimitBytes'>;
+  config: Pick<
+    Config,
+    'loopThresholds' | 'runAbandonAfterSeconds' | 'ingestMissRetryMs' | 'ingestBodyLimitBytes' | 'readyMaxBacklog'
+  >;
 }
 
 export function createIngest({ config, ...dependencies }: IngestDependencies) {
@@ -49,10 +54,14 @@ export function createIngest({ config, ...dependencies }: IngestDependencies) {
     recordAssembled: service.recordAssembled,
     /** A finished run as stored, with its steps (OTLP ingest, when a span arrives after its run was recorded). */
     finishedRun: service.finishedRun,
+    /** A run in its latest state, as steps and finish calls find it (the scores of a run). */
+    findRun: service.findRun,
+    /** Scores, written through the ingest log. */
+    writeScores: service.writeScores,
     /** One pass of the abandon job (main.ts runs it on an interval). */
     abandonStaleRuns: service.abandonStaleRuns,
     /** The backlog as /readyz shows it. */
-    readiness: () => ingestReadiness(writer.backlog()),
+    readiness: () => ingestReadiness(writer.backlog(), config.readyMaxBacklog),
     /** Flushes what it can and closes the log; used at shutdown. */
     drain: service.drain,
   };

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Logger } from 'pino';
 import { StoreUnavailableError } from '../errors';
+import { claimLogDirectory } from './log-owner';
 
 /** length (4 bytes) and CRC-32 of the payload (4 bytes), then the payload. */
 const FRAME_HEADER_BYTES = 8;
@@ -118,6 +119,7 @@ export class IngestLog {
    */
   static open(options: IngestLogOptions): { log: IngestLog; records: LoggedRecord[] } {
     fs.mkdirSync(options.directory, { recursive: true });
+    claimLogDirectory(options.directory);
     const log = new IngestLog(options);
     const records: LoggedRecord[] = [];
     const names = fs

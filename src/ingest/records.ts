@@ -5,12 +5,16 @@ import {
   FINISHED_RUN_COLUMNS,
   LIVE_RUN_COLUMNS,
   REPLACING_RUN_COLUMNS,
+  RUN_LABEL_COLUMNS,
   STEP_COLUMNS,
   type FinishedRunRow,
   type LiveRunRow,
+  type RunLabels,
+  type RunTotals,
   type StepRow,
   type VersionedRunRow,
 } from '../runs/tables';
+import { SCORE_COLUMNS, type ScoreRow } from '../scores/tables';
 
 /** The spans of a trace being assembled (OTLP) that one export added, as `otlp_traces` keeps them. */
 export interface TraceRow {
@@ -34,11 +38,15 @@ export interface RunWrite {
   replaced: VersionedRunRow[];
   steps: StepRow[];
   traces: TraceRow[];
+  /** Scores of runs (contract §10). */
+  scores: ScoreRow[];
 }
 
 // Every column list starts with the row's start time, the table's partition key: the flusher reads a line's
 // partition off its first characters (`["2026-11-23 10:…`) without parsing it. The run tables' lists are theirs
 // (runs/tables.ts); their order is the lines' format.
+const isLabelColumn = (column: string) => (RUN_LABEL_COLUMNS as readonly string[]).includes(column);
+
 const TRACE_COLUMNS = [
   'received_at',
   'project_id',
@@ -48,23 +56,51 @@ const TRACE_COLUMNS = [
 ] as const satisfies readonly (keyof TraceRow)[];
 
 /** The kinds of rows a record holds; each is inserted into a table, `replaced` into `runs` (in place of older rows). */
-export type RunTable = 'live_runs' | 'runs' | 'replaced' | 'run_steps' | 'otlp_traces';
+export type RunTable = 'live_runs' | 'runs' | 'replaced' | 'run_steps' | 'otlp_traces' | 'scores';
 
 /**
- * Each kind of row: its one-letter tag in a record, the table it goes to, its columns, and its partition key's
- * length in a line's time text.
+ * Each kind of row: its tag in a record (what a line starts with, before its JSON array), the table it goes to, its
+ * columns, and its partition key's length in a line's time text. A kind whose columns change takes a new tag, and
+ * the old one stays readable below (LINES_BEFORE).
  */
 export const RUN_TABLES: Record<
   RunTable,
   { tag: string; table: string; columns: readonly string[]; partitionChars: number }
 > = {
   // live_runs is partitioned by hour (`2026-11-23 10`), runs and run_steps by month (`2026-11`), otlp_traces by day.
-  live_runs: { tag: 'L', table: 'live_runs', columns: LIVE_RUN_COLUMNS, partitionChars: 13 },
-  runs: { tag: 'F', table: 'runs', columns: FINISHED_RUN_COLUMNS, partitionChars: 7 },
-  replaced: { tag: 'R', table: 'runs', columns: REPLACING_RUN_COLUMNS, partitionChars: 7 },
+  live_runs: { tag: 'L3', table: 'live_runs', columns: LIVE_RUN_COLUMNS, partitionChars: 13 },
+  runs: { tag: 'F3', table: 'runs', columns: FINISHED_RUN_COLUMNS, partitionChars: 7 },
+  replaced: { tag: 'R3', table: 'runs', columns: REPLACING_RUN_COLUMNS, partitionChars: 7 },
   run_steps: { tag: 'S', table: 'run_steps', columns: STEP_COLUMNS, partitionChars: 7 },
   otlp_traces: { tag: 'O', table: 'otlp_traces', columns: TRACE_COLUMNS, partitionChars: 10 },
+  scores: { tag: 'C', table: 'scores', columns: SCORE_COLUMNS, partitionChars: 7 },
 };
+
+/**
+ * Lines of logs written by earlier versions, which a record may still hold after an upgrade: their kind and the
+ * columns they were written with. Before runs had models (schema/clickhouse/0007, tags L2, F2, R2) the run rows' lines
+ * lacked that column; before they had sessions, users and tags (0006, tags L, F, R) they lacked those too. Such a line
+ * reads as a run without them.
+ */
+const isModelsColumn = (column: string) => column === 'models';
+const LINES_BEFORE: Record<string, { table: RunTable; columns: readonly string[] }> = Object.fromEntries(
+  (['live_runs', 'runs', 'replaced'] as const).flatMap((table) => {
+    const letter = table === 'live_runs' ? 'L' : table === 'runs' ? 'F' : 'R';
+    const withLabels = RUN_TABLES[table].columns.filter((column) => !isModelsColumn(column));
+    return [
+      [`${letter}2`, { table, columns: withLabels }],
+      [letter, { table, columns: withLabels.filter((column) => !isLabelColumn(column)) }],
+    ];
+  }),
+);
+const NOT_SENT: RunLabels & Pick<RunTotals, 'models'> = { session_id: '', user_id: '', tags: [], models: [] };
+
+/** An older line in the current format of its kind: the columns it lacks take their "none". */
+function upgradeLine(written: { table: RunTable; columns: readonly string[] }, line: string): string {
+  const row = { ...NOT_SENT, ...rowOf(written.columns, line) };
+  return encodeRows([row], RUN_TABLES[written.table].columns)[0];
+}
+
 const TABLE_OF_TAG = new Map(Object.entries(RUN_TABLES).map(([table, { tag }]) => [tag, table as RunTable]));
 
 /** Appends a table's rows to a record's text: a newline, the table's tag and the row's line, for each. */
@@ -85,13 +121,26 @@ export function encodeWrite(write: RunWrite): Buffer {
   text = appendLines(text, RUN_TABLES.replaced.tag, write.replaced, REPLACING_RUN_COLUMNS);
   text = appendLines(text, RUN_TABLES.run_steps.tag, write.steps, STEP_COLUMNS);
   text = appendLines(text, RUN_TABLES.otlp_traces.tag, write.traces, TRACE_COLUMNS);
+  text = appendLines(text, RUN_TABLES.scores.tag, write.scores, SCORE_COLUMNS);
   return Buffer.from(text, 'utf8');
 }
 
-/** A record's rows as insert lines, by table, without parsing them. */
+/** A tagged line's kind and its insert line (the JSON array), an older format's in the current one. */
+function untag(tagged: string): { table: RunTable; line: string } {
+  const start = tagged.indexOf('[');
+  const tag = tagged.slice(0, start);
+  const line = tagged.slice(start);
+  const table = TABLE_OF_TAG.get(tag);
+  if (table) return { table, line };
+  const written = LINES_BEFORE[tag];
+  if (!written) throw new Error(`ingest log: a line of unknown kind ${JSON.stringify(tag)}`);
+  return { table: written.table, line: upgradeLine(written, line) };
+}
+
+/** A record's rows as insert lines, by table, without parsing them (but for lines of an older format). */
 export function linesOf(payload: Buffer): { projectId: string; lines: { table: RunTable; line: string }[] } {
   const [projectId, ...tagged] = payload.toString('utf8').split('\n');
-  return { projectId, lines: tagged.map((line) => ({ table: TABLE_OF_TAG.get(line[0])!, line: line.slice(1) })) };
+  return { projectId, lines: tagged.map(untag) };
 }
 
 /** The number of rows in a record: its lines after the project id. */
@@ -128,13 +177,14 @@ export function rowOf(columns: readonly string[], line: string): Record<string, 
 /** A record back as the write it was: at start-up, to rebuild the runs not yet in ClickHouse. */
 export function decodeWrite(payload: Buffer): RunWrite {
   const { projectId, lines } = linesOf(payload);
-  const write: RunWrite = { projectId, live: [], finished: [], replaced: [], steps: [], traces: [] };
+  const write: RunWrite = { projectId, live: [], finished: [], replaced: [], steps: [], traces: [], scores: [] };
   const rowsOf: Record<RunTable, object[]> = {
     live_runs: write.live,
     runs: write.finished,
     replaced: write.replaced,
     run_steps: write.steps,
     otlp_traces: write.traces,
+    scores: write.scores,
   };
   for (const { table, line } of lines) rowsOf[table].push(rowOf(RUN_TABLES[table].columns, line));
   return write;

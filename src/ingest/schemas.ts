@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { count, storableTimestamp as timestamp, text as wellFormedText, timestampOut, uuid } from '../http/schemas';
 import { FINISHED_STATUSES, STEP_TYPES, TERMINATION_REASONS } from '../runs/model';
+import { scoreList } from '../scores/model';
 
 const MiB = 1024 * 1024;
 const text = wellFormedText().max(MiB, 'must be at most 1 MiB');
@@ -42,12 +43,27 @@ export type StepInput = z.infer<typeof stepSchema>;
 
 const steps = z.array(stepSchema).max(1000, 'at most 1000 steps per call');
 
+// A run's session, user and tags (contract §10): sent on start, in batch items and on finish (which sets an id the
+// start left null and adds tags).
+const clientId = wellFormedText().min(1).max(200);
+export const MAX_RUN_TAGS = 50;
+const labelFields = {
+  session_id: clientId.optional(),
+  user_id: clientId.optional(),
+  tags: z
+    .array(wellFormedText().min(1).max(100))
+    .max(1000)
+    .refine((tags) => new Set(tags).size <= MAX_RUN_TAGS, `at most ${MAX_RUN_TAGS} distinct tags`)
+    .optional(),
+};
+
 const startFields = {
   agent_name: wellFormedText().min(1).max(200),
   input: text.optional(),
   metadata: z.array(z.number()).max(1024).optional(),
   id: uuid.optional(),
   timestamp: timestamp.optional(),
+  ...labelFields,
 };
 
 const finishFields = {
@@ -60,6 +76,7 @@ const finishFields = {
   total_tokens: tokens.optional(),
   total_cost_usd: money.optional(),
   metadata: z.array(z.number()).max(1024).optional(),
+  ...labelFields,
 };
 
 export const startBody = z.strictObject(startFields).meta({ id: 'RunStart' });
@@ -71,12 +88,18 @@ export const stepsBody = z.strictObject({ timestamp, steps }).meta({ id: 'RunSte
 export const finishBody = z.strictObject({ timestamp, ...finishFields }).meta({ id: 'RunFinish' });
 export type FinishInput = z.infer<typeof finishBody>;
 
-/** A batch item is a start that may carry the finish fields, to record a whole run at once. */
+/** A batch item is a start that may carry the finish fields, to record a whole run at once, and its scores. */
 export const batchItem = z
-  .strictObject({ ...startFields, ...finishFields, status: finishFields.status.optional() })
+  .strictObject({
+    ...startFields,
+    ...finishFields,
+    status: finishFields.status.optional(),
+    scores: scoreList.optional().describe("the run's scores (contract §10), recorded with it"),
+  })
   .refine(
     (item) =>
-      item.status !== undefined || Object.keys(finishFields).every((field) => field === 'metadata' || !(field in item)),
+      item.status !== undefined ||
+      Object.keys(finishFields).every((field) => Object.hasOwn(startFields, field) || !(field in item)),
     {
       message: 'is required when finish fields are sent',
       path: ['status'],

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { AppError, conflict, invalidFields, notFound, validationError } from '../errors';
-import { uuidv7 } from '../ids';
+import { uuidv7, uuidv7Time } from '../ids';
 import type { PriceTable } from '../pricing/prices';
 import type { Run } from '../runs/model';
 import { isFinished, type LatestRunRow, type RunKey, type RunStore } from '../runs/store';
@@ -18,12 +18,23 @@ import {
 } from '../runs/tables';
 import { abandonStaleRuns } from './abandon';
 import { Batcher } from './batcher';
-import { finishedRowOf, liveRowOf, mergeSteps, nextVersion, toStepRow, totalsOf } from './derive';
+import {
+  finishedRowOf,
+  labelConflict,
+  labelsAfter,
+  liveRowOf,
+  mergeSteps,
+  nextVersion,
+  toStepRow,
+  totalsOf,
+} from './derive';
 import type { LoopThresholds } from './loops';
 import { KeyedLock } from './run-lock';
 import type { RunWrite } from './records';
-import { batchItem, type BatchItem, type FinishInput, type StartInput, type StepInput } from './schemas';
+import { batchItem, MAX_RUN_TAGS, type BatchItem, type FinishInput, type StartInput, type StepInput } from './schemas';
 import type { RunWriter } from './writer';
+import type { ScoreInput } from '../scores/model';
+import type { ScoreRow } from '../scores/tables';
 
 /** What other capabilities hear from ingest (alerts checks per-run rules on these). */
 export interface IngestEvents {
@@ -46,7 +57,25 @@ export interface IngestServiceDependencies {
    */
   missRetryMs: number;
   events?: IngestEvents;
+  /** How a batch item's scores become rows (the scores capability, which checks each name's type). */
+  batchScores: BatchScores;
 }
+
+/** A batch item's scores, with the run they judge. */
+export interface ScoredRun {
+  key: RunKey;
+  agentName: string;
+  scores: ScoreInput[];
+  /** Where the item's scores are in the request, for a refusal's details (`runs.3.scores`). */
+  path: string;
+}
+
+/** Turns batch items' scores into rows; an item whose scores are refused gets its error instead. */
+export type BatchScores = (
+  projectId: string,
+  runs: readonly ScoredRun[],
+  now: Date,
+) => Promise<(ScoreRow[] | AppError)[]>;
 
 const MISS_RETRY_PAUSE_MS = 50;
 
@@ -59,8 +88,19 @@ type WholeRunItem = BatchItem & { status: FinishInput['status'] };
 const isWholeRun = (item: BatchItem): item is WholeRunItem => item.status !== undefined;
 
 export function ingestService(dependencies: IngestServiceDependencies) {
-  const { ch, runs, writer, clock, log, loopThresholds, prices, runAbandonAfterSeconds, missRetryMs, events } =
-    dependencies;
+  const {
+    ch,
+    runs,
+    writer,
+    clock,
+    log,
+    loopThresholds,
+    prices,
+    runAbandonAfterSeconds,
+    missRetryMs,
+    events,
+    batchScores,
+  } = dependencies;
   // Steps and finish calls read their run first: in the head when it has writes not yet flushed, else in
   // ClickHouse, where concurrent lookups share one query.
   const latestRuns = new Batcher<RunKey, LatestRunRow | undefined>((keys) => runs.findLatestMany(keys), 1000);
@@ -91,15 +131,27 @@ export function ingestService(dependencies: IngestServiceDependencies) {
     }
   };
 
-  function checkStartTime(timestamp: Date, now: Date, stillRunning: boolean): void {
+  /**
+   * A start's time: as sent, else the millisecond a UUIDv7 id carries (so a retried start without a timestamp is the
+   * same run), else now. Refusals name the field the time came from.
+   */
+  function startTimeOf(item: { id?: string; timestamp?: Date }, now: Date, stillRunning: boolean) {
+    const fromId = item.timestamp === undefined && item.id !== undefined ? uuidv7Time(item.id) : undefined;
+    const timestamp = item.timestamp ?? fromId ?? now;
+    checkStartTime(timestamp, now, stillRunning, fromId ? 'id' : 'timestamp');
+    return timestamp;
+  }
+
+  function checkStartTime(timestamp: Date, now: Date, stillRunning: boolean, field: 'id' | 'timestamp'): void {
+    const fromId = field === 'id' ? " (a UUIDv7 id's time is the start time when no timestamp is sent)" : '';
     if (timestamp.getTime() > now.getTime() + MAX_FUTURE_MS)
-      throw fieldError('timestamp', 'must be at most 5 minutes in the future');
+      throw fieldError(field, `must be at most 5 minutes in the future${fromId}`);
     // A run that would be abandoned the moment it starts is refused, rather than stored only to be abandoned;
     // runs reported after the fact go through the batch endpoint with their finish fields.
     if (stillRunning && timestamp.getTime() < now.getTime() - runAbandonAfterSeconds * 1000) {
       throw fieldError(
-        'timestamp',
-        `a running run must have started within the last ${runAbandonAfterSeconds} s; ` +
+        field,
+        `a running run must have started within the last ${runAbandonAfterSeconds} s${fromId}; ` +
           'report an older run finished, through the batch endpoint',
       );
     }
@@ -164,6 +216,7 @@ export function ingestService(dependencies: IngestServiceDependencies) {
       replaced: rows.replaced ?? [],
       steps: rows.steps ?? [],
       traces: rows.traces ?? [],
+      scores: rows.scores ?? [],
     });
 
   /**
@@ -185,8 +238,7 @@ export function ingestService(dependencies: IngestServiceDependencies) {
   return {
     async start(projectId: string, input: StartInput) {
       const now = clock.now();
-      const timestamp = input.timestamp ?? now;
-      checkStartTime(timestamp, now, true);
+      const timestamp = startTimeOf(input, now, true);
       const id = input.id ?? uuidv7(now.getTime());
       await write(projectId, { live: [liveRow(projectId, id, timestamp, input)] });
       return { id, timestamp: timestamp.toISOString() };
@@ -216,11 +268,15 @@ export function ingestService(dependencies: IngestServiceDependencies) {
       return runLock.run(lockKey(key), async () => {
         const live = await findLatest(key);
         if (!live) throw notFound('run');
+        const labelsRefused = labelConflict(live, input);
+        if (labelsRefused) throw conflict(labelsRefused);
         if (isFinished(live)) {
           // A retried finish returns the run as it was finished; a different outcome is a conflict.
           if (live.status === input.status) return toRun(live);
           throw conflict(`the run already finished with status ${live.status}`);
         }
+        if (labelsAfter(live, input).tags.length > MAX_RUN_TAGS)
+          throw fieldError('tags', `a run carries at most ${MAX_RUN_TAGS} distinct tags`);
         const finishedAt = finishTime(key.timestamp, input.finished_at, clock.now());
         const incoming = stepRows(key, input.steps);
         const row = finishedRowOf(live, await totalsAfter(key, live, incoming), input, finishedAt, key.timestamp);
@@ -237,30 +293,47 @@ export function ingestService(dependencies: IngestServiceDependencies) {
     async batch(projectId: string, items: readonly unknown[]) {
       const now = clock.now();
       const results: ({ id: string; timestamp: string } | { error: { code: string; message: string } })[] = [];
-      const starts: LiveRunRow[] = [];
-      const whole: { key: RunKey; item: WholeRunItem; finishedAt: Date; clientChosenId: boolean }[] = [];
-      for (const raw of items) {
+      const refuse = (index: number, error: AppError) => {
+        results[index] = { error: { code: error.code, message: error.message } };
+      };
+      const starts: { index: number; row: LiveRunRow }[] = [];
+      const whole: { index: number; key: RunKey; item: WholeRunItem; finishedAt: Date; clientChosenId: boolean }[] = [];
+      const scored: (ScoredRun & { index: number })[] = [];
+      for (const [index, raw] of items.entries()) {
         try {
           const parsed = batchItem.safeParse(raw);
           if (!parsed.success) throw validationError('validation_failed', parsed.error.issues);
           const item = parsed.data;
-          const timestamp = item.timestamp ?? now;
-          checkStartTime(timestamp, now, item.status === undefined);
+          const timestamp = startTimeOf(item, now, item.status === undefined);
           const id = item.id ?? uuidv7(now.getTime());
+          const key = { projectId, id, timestamp };
           if (isWholeRun(item)) {
             const finishedAt = finishTime(timestamp, item.finished_at, now);
-            whole.push({ key: { projectId, id, timestamp }, item, finishedAt, clientChosenId: item.id !== undefined });
-          } else starts.push(liveRow(projectId, id, timestamp, item));
+            whole.push({ index, key, item, finishedAt, clientChosenId: item.id !== undefined });
+          } else starts.push({ index, row: liveRow(projectId, id, timestamp, item) });
+          if (item.scores)
+            scored.push({ index, key, agentName: item.agent_name, scores: item.scores, path: `runs.${index}.scores` });
           results.push({ id, timestamp: timestamp.toISOString() });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           results.push({ error: { code: error.code, message: error.message } });
         }
       }
+      // Scores whose value is not of their name's type fail their item, run and all.
+      const scoreRows = new Map<number, ScoreRow[]>();
+      for (const [i, rows] of (await batchScores(projectId, scored, now)).entries()) {
+        if (rows instanceof AppError) refuse(scored[i].index, rows);
+        else scoreRows.set(scored[i].index, rows);
+      }
+      const accepted = <T extends { index: number }>(entries: T[]) =>
+        entries.filter(({ index }) => !('error' in results[index]));
+      const startRows = accepted(starts);
       // Runs whose id the client chose may be in flight elsewhere (a retry, a finish): they take the finish's lock.
-      const retriableKeys = whole.filter((run) => run.clientChosenId).map((run) => lockKey(run.key));
+      const wholeRuns = accepted(whole);
+      const retriableKeys = wholeRuns.filter((run) => run.clientChosenId).map((run) => lockKey(run.key));
       const finishedRows = await runLock.runAll(retriableKeys, async () => {
-        const fresh = (await unrecordedRuns(whole)).map((run) => ({
+        // A run recorded before (a retried batch) was recorded with its scores: neither is written again.
+        const fresh = (await unrecordedRuns(wholeRuns)).map((run) => ({
           ...run,
           steps: stepRows(run.key, run.item.steps),
         }));
@@ -274,8 +347,14 @@ export function ingestService(dependencies: IngestServiceDependencies) {
             key.timestamp,
           );
         });
-        if (starts.length + rows.length > 0)
-          await write(projectId, { live: starts, steps: fresh.flatMap(({ steps }) => steps), finished: rows });
+        const scores = [...startRows, ...fresh].flatMap(({ index }) => scoreRows.get(index) ?? []);
+        if (startRows.length + rows.length > 0)
+          await write(projectId, {
+            live: startRows.map(({ row }) => row),
+            steps: fresh.flatMap(({ steps }) => steps),
+            finished: rows,
+            scores,
+          });
         return rows;
       });
       for (const run of finishedRows.map(toRun)) {
@@ -283,6 +362,14 @@ export function ingestService(dependencies: IngestServiceDependencies) {
         emit('runFinished', run);
       }
       return { results };
+    },
+
+    /** A run in its latest state (the head's, else ClickHouse's), waited for while young: for scores (contract §10). */
+    findRun: findLatest,
+
+    /** Scores of runs, durable as every ingest write: one record of the log. */
+    async writeScores(projectId: string, scores: ScoreRow[]): Promise<void> {
+      await write(projectId, { scores });
     },
 
     /**
@@ -302,6 +389,8 @@ export function ingestService(dependencies: IngestServiceDependencies) {
           rows.filter((row) => row.project_id === projectId);
         await write(projectId, { finished: ofProject(abandoned), live: ofProject(retired) });
       }
+      // In ClickHouse before the pass ends: the next pass may run on another instance, which reads only ClickHouse.
+      await writer.flushedAll();
       const runs = abandoned.map(toRun);
       for (const run of runs) emit('runFinished', run);
       return runs;

@@ -2,14 +2,16 @@
 // deletion of those rows (by then the new row is in, so a reader may briefly see both, never neither).
 import { TupleParam } from '@clickhouse/client';
 import type { ClickHouseStore, InsertOptions } from '../db/clickhouse';
+import { dropEmptiedParts } from '../db/emptied-parts';
+import { deletionTarget } from '../db/topology';
 import { runIdentity } from '../runs/store';
 import { rowOf, RUN_TABLES, type RunTable } from './records';
 
 // The runs of the replacing rows lose every row that is not the newest of them: re-run after a crash, it deletes
 // nothing more. A run gets its next replacing row only once this one is flushed (service.ts reads the run after a
 // flush), so a replay never meets a newer row than its own.
-const DELETE_REPLACED = `
-  DELETE FROM runs
+const DELETE_REPLACED = (target: string) => `
+  DELETE FROM ${target}
   WHERE (project_id, timestamp, id) IN {runs:Array(Tuple(UUID, DateTime64(3, 'UTC'), UUID))}
     AND (project_id, timestamp, id, version) NOT IN {newest:Array(Tuple(UUID, DateTime64(3, 'UTC'), UUID, UInt64))}`;
 
@@ -47,17 +49,19 @@ export async function insertLines(
 }
 
 /**
- * Deletes the rows that replacing lines (stored already) replace. A failure is the store's, retried with the segment.
+ * Deletes the rows that replacing lines (stored already) replace, then the parts that held nothing else (a small
+ * flush's part of one run is emptied whole). A failure is the store's, retried with the segment.
  */
 export async function deleteReplaced(ch: ClickHouseStore, lines: readonly string[]): Promise<void> {
   const newest = newestVersions(lines);
   for (let i = 0; i < newest.length; i += DELETE_BATCH_RUNS) {
     const batch = newest.slice(i, i + DELETE_BATCH_RUNS);
-    await ch.command(DELETE_REPLACED, {
+    await ch.command(DELETE_REPLACED(deletionTarget(ch.layout, 'runs')), {
       runs: batch.map(({ key }) => new TupleParam(key)),
       newest: batch.map(({ key, version }) => new TupleParam([...key, version])),
     });
   }
+  if (newest.length > 0) await dropEmptiedParts(ch, 'runs');
 }
 
 /** Stores lines: their insert, and for replacing lines the deletion of the rows they replace. */
@@ -77,6 +81,6 @@ export async function storeLines(
  * between never leaves a run marked finished in live_runs without its row in runs.
  */
 export const STORE_ORDER: readonly (readonly RunTable[])[] = [
-  ['run_steps', 'otlp_traces', 'runs'],
+  ['run_steps', 'otlp_traces', 'runs', 'scores'],
   ['replaced', 'live_runs'],
 ];

@@ -23,12 +23,29 @@ export interface Backlog {
   replayed: boolean;
 }
 
-/** The backlog as /readyz shows it; not ready until what the log held at start-up is in ClickHouse. */
-export const ingestReadiness = ({ replayed, rows, bytes, oldestAgeMs }: Backlog) => ({
-  ready: replayed,
-  reason: 'replaying the ingest log into ClickHouse',
-  backlog: { rows, bytes, oldest_age_ms: oldestAgeMs },
-});
+/** How large and how old the backlog may grow before /readyz says not ready (INGEST_READY_MAX_BACKLOG_*). */
+export interface BacklogLimits {
+  rows: number;
+  ageMs: number;
+}
+
+/**
+ * The backlog as /readyz shows it. Not ready until what the log held at start-up is in ClickHouse, nor while the
+ * backlog is past its limits: ClickHouse is not taking the writes, and this instance's acknowledgements are only as
+ * safe as its disk.
+ */
+export function ingestReadiness({ replayed, rows, bytes, oldestAgeMs }: Backlog, limits: BacklogLimits) {
+  const backlog = { rows, bytes, oldest_age_ms: oldestAgeMs };
+  const reason = !replayed
+    ? 'replaying the ingest log into ClickHouse'
+    : rows > limits.rows
+      ? `the ingest backlog holds ${rows} rows not in ClickHouse (the limit is ${limits.rows})`
+      : oldestAgeMs > limits.ageMs
+        ? `the ingest backlog's oldest write is ${Math.round(oldestAgeMs / 1000)} s old and not in ClickHouse ` +
+          `(the limit is ${limits.ageMs / 1000} s)`
+        : '';
+  return { ready: reason === '', reason, backlog };
+}
 
 export interface RunWriter {
   /** Stores a write durably, whole; resolves when it may be acknowledged. */
@@ -44,6 +61,27 @@ export interface RunWriter {
   backlog(): Backlog;
   /** Flushes what it can and stops; what could not be flushed stays in the log for the next start. */
   close(): Promise<void>;
+}
+
+/**
+ * A read's barrier that gives up after `waitMs`: a read waits that long for the flush of the writes it must see, then
+ * gets 503 with Retry-After rather than queueing behind a flush that ingest keeps busy (docs/limits.md).
+ */
+export function boundedBarrier(flushed: RunWriter['flushed'], waitMs: number): RunWriter['flushed'] {
+  return async (projectId) => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new StoreUnavailableError('ingest log', 'recent writes are still being flushed; retry', 1)),
+        waitMs,
+      );
+    });
+    try {
+      await Promise.race([flushed(projectId), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 }
 
 /** Runs the head holds at most (~600 bytes of heap each). */
@@ -71,6 +109,8 @@ export function openLogWriter({
   const head = new RunHead();
   // The last record acknowledged for each project and of all, and the one up to which everything is in ClickHouse.
   const lastAcknowledged = new Map<string, number>();
+  // Barriers waiting for a record to be in ClickHouse: each is let go when the segment holding it is flushed.
+  const waiters = new Set<{ lsn: number; reached: () => void }>();
   let lastLsn = 0;
   let flushedLsn = 0;
   const acknowledged = (write: RunWrite, lsn: number) => {
@@ -91,7 +131,9 @@ export function openLogWriter({
     onFlushed: (lsn) => {
       flushedLsn = lsn;
       head.forgetFlushed(lsn);
+      for (const waiter of waiters) if (waiter.lsn <= lsn) waiter.reached();
     },
+    acknowledgedLsn: () => lastLsn,
   });
   const flushQuietly = () =>
     flusher.flush().catch((error: unknown) => {
@@ -112,9 +154,26 @@ export function openLogWriter({
   }
 
   const time = (key: RunKey) => toClickHouseTime(key.timestamp);
-  // A barrier: the pass it waits for seals the segment holding `lsn`, so one pass is enough; the loop is a guard.
+  /**
+   * A barrier: the pass it asks for (the one under way when that one holds `lsn`) seals the segment holding `lsn`
+   * (if no earlier pass did), and flushes segments oldest first. The barrier lets go once that segment is in
+   * ClickHouse, not when the pass ends: a read does not wait for the segments sealed after its own, which hold writes
+   * acknowledged after it began (under heavy ingest a pass holds several). It fails, as the pass does, when
+   * ClickHouse cannot store the segments before it.
+   */
   async function flushUpTo(lsn: number): Promise<void> {
-    while (flushedLsn < lsn) await flusher.flush();
+    while (flushedLsn < lsn) {
+      let waiter!: { lsn: number; reached: () => void };
+      const segmentFlushed = new Promise<void>((reached) => waiters.add((waiter = { lsn, reached })));
+      // The pass under way when it holds `lsn`; else the next, which seals it.
+      const pass = flusher.flushThrough(lsn);
+      pass.catch(() => undefined);
+      try {
+        await Promise.race([segmentFlushed, pass]);
+      } finally {
+        waiters.delete(waiter);
+      }
+    }
   }
 
   return {

@@ -160,8 +160,8 @@ export class TraceAssembly {
 
   /** A placed span's data is in its run's rows now; what stays is its place in the tree. */
   private compact(trace: Trace, placed: Iterable<TraceSpan>): void {
-    for (const { spanId, parentSpanId, role, startMs, endMs } of placed) {
-      trace.spans.set(spanId, { spanId, parentSpanId, role, startMs, endMs, service: '' });
+    for (const { spanId, parentSpanId, role, startMs, startNs, endMs } of placed) {
+      trace.spans.set(spanId, { spanId, parentSpanId, role, startMs, startNs, endMs, service: '' });
     }
   }
 

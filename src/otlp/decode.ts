@@ -4,7 +4,8 @@
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import { z } from 'zod';
-import { invalidFields, malformedJson } from '../errors';
+import { invalidFields, malformedJson, validationError } from '../errors';
+import { utf8Text } from '../http/body';
 
 const PROTO_DIR = path.resolve(__dirname, '..', '..', 'schema', 'otlp');
 
@@ -15,6 +16,8 @@ function loadMessages() {
   return {
     request: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
     response: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
+    resource: root.lookupType('opentelemetry.proto.resource.v1.Resource'),
+    span: root.lookupType('opentelemetry.proto.trace.v1.Span'),
   };
 }
 let messages: ReturnType<typeof loadMessages> | undefined;
@@ -74,8 +77,8 @@ interface DecodedSpan {
   attributes: unknown[];
   status?: { message: string; code: number } | null;
 }
-interface DecodedRequest {
-  resourceSpans: { resource?: { attributes: unknown[] } | null; scopeSpans: { spans: DecodedSpan[] }[] }[];
+interface DecodedResource {
+  attributes: unknown[];
 }
 
 // A field left unset holds protobufjs's default, an empty array rather than a buffer.
@@ -90,31 +93,94 @@ function nanosText(value: Long | number): string {
   return ((BigInt(value.high >>> 0) << 32n) | BigInt(value.low >>> 0)).toString();
 }
 
-/**
- * A protobuf body in OTLP/JSON's shape, with only the fields runs and steps are made of; attributes stay the decoded
- * messages, which genai.ts reads as it reads OTLP/JSON's (protobufjs's generic toObject would copy every field, and
- * write bytes in base64, to be turned into hex after). Throws when it does not decode.
- */
-function fromProtobuf(body: Buffer): unknown {
-  const { request } = otlpMessages();
-  const decoded = request.decode(body) as unknown as DecodedRequest;
+/** A decoded span in OTLP/JSON's shape, with only the fields runs and steps are made of. */
+function spanFromProtobuf(span: DecodedSpan): unknown {
   return {
-    resourceSpans: decoded.resourceSpans.map((resourceSpans) => ({
-      resource: { attributes: resourceSpans.resource?.attributes ?? [] },
-      scopeSpans: resourceSpans.scopeSpans.map((scopeSpans) => ({
-        spans: scopeSpans.spans.map((span) => ({
-          traceId: hex(span.traceId),
-          spanId: hex(span.spanId),
-          parentSpanId: hex(span.parentSpanId),
-          name: span.name,
-          startTimeUnixNano: nanosText(span.startTimeUnixNano),
-          endTimeUnixNano: nanosText(span.endTimeUnixNano),
-          attributes: span.attributes,
-          status: span.status ? { message: span.status.message, code: span.status.code } : undefined,
-        })),
-      })),
-    })),
+    traceId: hex(span.traceId),
+    spanId: hex(span.spanId),
+    parentSpanId: hex(span.parentSpanId),
+    name: span.name,
+    startTimeUnixNano: nanosText(span.startTimeUnixNano),
+    endTimeUnixNano: nanosText(span.endTimeUnixNano),
+    attributes: span.attributes,
+    status: span.status ? { message: span.status.message, code: span.status.code } : undefined,
   };
+}
+
+/** A length-delimited field (wire type 2) of the given number. */
+const isMessageField = (tag: number, field: number) => tag >>> 3 === field && (tag & 7) === 2;
+
+/** The fields `field` (length-delimited) of the message between the reader's position and `end`, as [start, end]. */
+function fieldsOf(reader: protobuf.Reader, end: number, field: number): [number, number][] {
+  const found: [number, number][] = [];
+  while (reader.pos < end) {
+    const tag = reader.uint32();
+    if (!isMessageField(tag, field)) {
+      reader.skipType(tag & 7);
+      continue;
+    }
+    const length = reader.uint32();
+    found.push([reader.pos, reader.pos + length]);
+    reader.skip(length);
+  }
+  return found;
+}
+
+/** One resource's spans: what genai.ts reads of the resource, and its spans, decoded one at a time as they are read. */
+export interface ResourceGroup {
+  resource: { attributes?: unknown[] } | undefined;
+  spans: Iterable<OtlpSpan>;
+}
+
+/**
+ * The spans of a protobuf body, one at a time, each decoded and validated as it is read: the whole decoded request (a
+ * 10 MB export is ~100,000 spans, each several objects) is never held at once, only the spans mapped from it.
+ * Fields: ExportTraceServiceRequest.resource_spans (1); ResourceSpans.resource (1), .scope_spans (2);
+ * ScopeSpans.spans (2).
+ * Throws a 400 when it does not decode.
+ */
+function* protobufGroups(body: Buffer): Generator<ResourceGroup> {
+  const { resource: resourceType, span: spanType } = otlpMessages();
+  const reader = protobuf.Reader.create(body);
+  for (const [start, end] of undecodable(() => fieldsOf(reader, body.length, 1))) {
+    const [resource, scopes] = undecodable(() => {
+      reader.pos = start;
+      const [resourceAt] = fieldsOf(reader, end, 1);
+      reader.pos = start;
+      const scopeSpans = fieldsOf(reader, end, 2);
+      const decoded = resourceAt && (resourceType.decode(body.subarray(...resourceAt)) as unknown as DecodedResource);
+      return [{ attributes: decoded?.attributes ?? [] }, scopeSpans] as const;
+    });
+    yield { resource, spans: scopeSpansOf(body, reader, scopes, spanType) };
+  }
+}
+
+function* scopeSpansOf(
+  body: Buffer,
+  reader: protobuf.Reader,
+  scopes: readonly [number, number][],
+  spanType: protobuf.Type,
+): Generator<OtlpSpan> {
+  for (const [start, end] of scopes) {
+    reader.pos = start;
+    for (const at of undecodable(() => fieldsOf(reader, end, 2))) {
+      const decoded = undecodable(() => spanType.decode(body.subarray(...at)) as unknown as DecodedSpan);
+      const parsed = span.safeParse(spanFromProtobuf(decoded));
+      if (!parsed.success) throw validationError('validation_failed', parsed.error.issues, ['spans']);
+      yield parsed.data;
+    }
+  }
+}
+
+/** What `decode` returns; a 400 when it throws (the body is no protobuf ExportTraceServiceRequest). */
+function undecodable<T>(decode: () => T): T {
+  try {
+    return decode();
+  } catch (error) {
+    throw invalidFields([
+      { path: '', message: `not a protobuf ExportTraceServiceRequest: ${(error as Error).message}` },
+    ]);
+  }
 }
 
 /** The result of an export, as its JSON encoding writes it: `partialSuccess` only when some spans were rejected. */
@@ -127,22 +193,26 @@ export const exportTraceResponse = z
   .meta({ id: 'ExportTraceServiceResponse' });
 export type ExportTraceResponse = z.infer<typeof exportTraceResponse>;
 
-/** A body, protobuf or OTLP/JSON, in OTLP/JSON's shape (still to be validated); a 400 when it does not decode. */
-export function decodeBody(body: Buffer, mediaType: string): unknown {
-  if (mediaType === JSON_MEDIA_TYPE) {
-    try {
-      return JSON.parse(body.length === 0 ? '{}' : body.toString('utf8'));
-    } catch {
-      throw malformedJson();
-    }
-  }
+/**
+ * A body's spans by resource: OTLP/JSON parsed and validated whole; protobuf decoded span by span. A 400 when it does
+ * not decode or a span is not of OTLP's shape.
+ */
+export function exportGroups(body: Buffer, mediaType: string): Iterable<ResourceGroup> {
+  if (mediaType !== JSON_MEDIA_TYPE) return protobufGroups(body);
+  // Bytes that are not UTF-8 make the body malformed, as on every JSON route, rather than names stored with U+FFFD.
+  const text = utf8Text(body);
+  let json: unknown;
   try {
-    return fromProtobuf(body);
-  } catch (error) {
-    throw invalidFields([
-      { path: '', message: `not a protobuf ExportTraceServiceRequest: ${(error as Error).message}` },
-    ]);
+    json = JSON.parse(text.length === 0 ? '{}' : text);
+  } catch {
+    throw malformedJson();
   }
+  const parsed = exportTraceRequest.safeParse(json);
+  if (!parsed.success) throw validationError('validation_failed', parsed.error.issues);
+  return (parsed.data.resourceSpans ?? []).map((resourceSpans) => ({
+    resource: resourceSpans.resource,
+    spans: (resourceSpans.scopeSpans ?? []).flatMap((scopeSpans) => scopeSpans.spans ?? []),
+  }));
 }
 
 /** The answer to an export in the request's encoding. */

@@ -17,6 +17,16 @@ export interface AgentFields {
 }
 
 /**
+ * What a span says of its run's session, user and tags (contract §10): each only when the span (or its resource)
+ * carries it. A run takes them from its agent span, else from the first of its steps that has them (service.ts).
+ */
+export interface SpanLabels {
+  session_id?: string;
+  user_id?: string;
+  tags?: string[];
+}
+
+/**
  * A span as its trace's assembly keeps it. `agent`: an invoke_agent span, a run of its own and an `other` step of
  * its parent agent's run; `step`: another GenAI span; `link`: a span without GenAI attributes, kept only for its
  * place between GenAI spans and their agent. `step` and `agent` data are dropped once the span is placed in a run.
@@ -25,12 +35,19 @@ export interface TraceSpan {
   spanId: string;
   parentSpanId: string;
   role: 'agent' | 'step' | 'link';
+  /** The start to the microsecond; the end likewise. */
   startMs: number;
+  /**
+   * The start's nanoseconds past its whole millisecond (0–999,999): what orders the steps that start within one
+   * millisecond (contract §8), which `startMs` alone could not tell apart within one microsecond.
+   */
+  startNs: number;
   endMs: number;
   /** The resource's service.name: the agent name of runs made of GenAI spans with no agent above them. */
   service: string;
   step?: Omit<StepFields, 'index'>;
   agent?: AgentFields;
+  labels?: SpanLabels;
 }
 
 export type MappedSpan = { traceId: string; span: TraceSpan; genAi: boolean } | { rejected: string };
@@ -143,6 +160,13 @@ function millisecondsOf(nanos: string | number | undefined): number | undefined 
   return text.length <= 3 ? 0 : Number(text.slice(0, -3)) / 1000;
 }
 
+/** Nanoseconds since the epoch, as `millisecondsOf` reads them: the nanoseconds past their whole millisecond. */
+function nanosecondsPastMillisecond(nanos: string | number | undefined): number {
+  if (nanos === undefined) return 0;
+  const text = typeof nanos === 'number' ? BigInt(Math.trunc(nanos)).toString() : nanos;
+  return Number(text.slice(-6)) || 0;
+}
+
 /** A run's id, derived from its span's trace and span ids: a re-exported span is the same run. */
 export function runIdOf(traceId: string, spanId: string): string {
   const bytes = createHash('sha256').update(`${traceId}:${spanId}`).digest().subarray(0, 16);
@@ -162,6 +186,12 @@ const OPENINFERENCE_STEPS: Record<string, StepFields['type']> = {
   EVALUATOR: 'other',
 };
 const openInferenceKind = (attributes: Map<string, unknown>) => attributes.get('openinference.span.kind');
+
+/**
+ * A span that only groups one iteration of the agent's own loop (Vercel AI SDK's `agent_step`, "step 1", "step 2"…):
+ * no step of its own, kept for its place between its model and tool calls and their agent, as a plain span is.
+ */
+const isLoopIteration = (attributes: Map<string, unknown>) => attributes.get('gen_ai.operation.name') === 'agent_step';
 
 const isAgentSpan = (attributes: Map<string, unknown>) =>
   attributes.get('gen_ai.operation.name') === 'invoke_agent' ||
@@ -267,8 +297,8 @@ function refusalOf(
   return undefined;
 }
 
-/** One span of an export, in the context of its resource's service name. */
-export function mapSpan(span: OtlpSpan, service: string): MappedSpan {
+/** One span of an export, in the context of its resource's service name and labels. */
+export function mapSpan(span: OtlpSpan, service: string, resourceLabels?: SpanLabels): MappedSpan {
   const traceId = span.traceId.toLowerCase();
   const spanId = span.spanId.toLowerCase();
   const parentSpanId = (span.parentSpanId ?? '').toLowerCase();
@@ -276,22 +306,25 @@ export function mapSpan(span: OtlpSpan, service: string): MappedSpan {
   const endMs = millisecondsOf(span.endTimeUnixNano);
   const attributes = attributesOf(span.attributes);
   const genAi = hasGenAiAttributes(attributes);
-  const base = { spanId, parentSpanId, startMs: startMs ?? 0, endMs: endMs ?? 0, service };
+  const startNs = nanosecondsPastMillisecond(span.startTimeUnixNano);
+  const base = { spanId, parentSpanId, startMs: startMs ?? 0, startNs, endMs: endMs ?? 0, service };
   if (!genAi) return { traceId, genAi, span: { ...base, role: 'link' } };
   const refusal = refusalOf(traceId, spanId, parentSpanId, startMs, endMs);
   if (refusal) return { rejected: `span ${span.spanId}: ${refusal}` };
+  if (isLoopIteration(attributes)) return { traceId, genAi, span: { ...base, role: 'link' } };
   try {
     const failed = ERROR_STATUS.has(span.status?.code as never);
     const error = failed ? asText(span.status?.message || attributes.get('error.type'), 2000) || 'error' : null;
     const step = stepOf(span, attributes, error, base.startMs, base.endMs);
     if (step.type === 'tool' && !step.tool_name)
       throw new UnmappableSpan('a tool span needs gen_ai.tool.name or a name');
-    if (!isAgentSpan(attributes)) return { traceId, genAi, span: { ...base, role: 'step', step } };
+    const labels = overResource(labelsOf(attributes), resourceLabels);
+    if (!isAgentSpan(attributes)) return { traceId, genAi, span: { ...base, role: 'step', step, labels } };
     const agent = agentOf(span, attributes, error, service);
     return {
       traceId,
       genAi,
-      span: { ...base, role: 'agent', step: { ...step, type: 'other', tool_name: undefined }, agent },
+      span: { ...base, role: 'agent', step: { ...step, type: 'other', tool_name: undefined }, agent, labels },
     };
   } catch (error) {
     // A span we cannot read, whatever the reason, is this span's refusal, never the export's failure.
@@ -313,6 +346,54 @@ function agentOf(span: OtlpSpan, attributes: Map<string, unknown>, error: string
     error,
   };
 }
+
+// Where instrumentations put a run's session and user: the GenAI conventions, OpenInference (Phoenix), OpenLLMetry's
+// association properties, and the AI SDK's telemetry metadata (as `experimental_telemetry: { metadata: { sessionId,
+// userId } }` sends them); tags are OpenInference's.
+const SESSION_ATTRIBUTES = [
+  'gen_ai.conversation.id',
+  'session.id',
+  'traceloop.association.properties.session_id',
+  'ai.telemetry.metadata.sessionId',
+];
+const USER_ATTRIBUTES = [
+  'user.id',
+  'enduser.id',
+  'traceloop.association.properties.user_id',
+  'ai.telemetry.metadata.userId',
+];
+const MAX_TAGS = 50;
+
+/** A label's text, cut to `limit`; none for an empty one, or one no store can hold (the label, not the span, goes). */
+function labelText(value: unknown, limit: number): string | undefined {
+  if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+  const text = String(value);
+  return text === '' || hasLoneSurrogate(text) ? undefined : cut(text, limit);
+}
+
+/** The session, user and tags among attributes; undefined when there are none. */
+export function labelsOf(attributes: Map<string, unknown>): SpanLabels | undefined {
+  const session = labelText(first(attributes, ...SESSION_ATTRIBUTES), 200);
+  const user = labelText(first(attributes, ...USER_ATTRIBUTES), 200);
+  const sent = attributes.get('tag.tags');
+  const tags = Array.isArray(sent)
+    ? [...new Set(sent.flatMap((tag) => (typeof tag === 'string' ? (labelText(tag, 100) ?? []) : [])))]
+    : [];
+  if (session === undefined && user === undefined && tags.length === 0) return undefined;
+  return {
+    ...(session === undefined ? {} : { session_id: session }),
+    ...(user === undefined ? {} : { user_id: user }),
+    ...(tags.length === 0 ? {} : { tags: tags.slice(0, MAX_TAGS) }),
+  };
+}
+
+/** A span's own labels over its resource's, field by field. */
+const overResource = (own: SpanLabels | undefined, resource: SpanLabels | undefined): SpanLabels | undefined =>
+  own && resource ? { ...resource, ...own } : (own ?? resource);
+
+/** The session, user and tags of a resource, which every span of it carries unless it says otherwise. */
+export const resourceLabelsOf = (resource: { attributes?: unknown[] } | undefined): SpanLabels | undefined =>
+  labelsOf(attributesOf(resource?.attributes));
 
 /** The resource's service.name; OpenTelemetry SDKs' default when it has none (or none a store can hold). */
 export function serviceOf(resource: { attributes?: unknown[] } | undefined): string {

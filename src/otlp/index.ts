@@ -6,11 +6,14 @@ import { otlpRoutes } from './routes';
 import { otlpService, type OtlpServiceDependencies } from './service';
 
 export interface OtlpDependencies extends Omit<OtlpServiceDependencies, 'loopThresholds' | 'assemblySeconds'> {
-  config: Pick<Config, 'loopThresholds' | 'otlpAssemblySeconds' | 'otlpDecodeWorkers' | 'ingestBodyLimitBytes'>;
+  config: Pick<
+    Config,
+    'loopThresholds' | 'otlpAssemblySeconds' | 'otlpDecodeWorkers' | 'otlpWorkerHeapMb' | 'ingestBodyLimitBytes'
+  >;
 }
 
 export function createOtlp({ config, ...dependencies }: OtlpDependencies) {
-  const decoders = new MappingPool(config.otlpDecodeWorkers, dependencies.log);
+  const decoders = new MappingPool(config.otlpDecodeWorkers, dependencies.log, config.otlpWorkerHeapMb);
   const service = otlpService({
     ...dependencies,
     loopThresholds: config.loopThresholds,

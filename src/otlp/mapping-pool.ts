@@ -24,16 +24,23 @@ interface Slot {
 
 // Built, the worker is the JavaScript beside this file; under tsx or jest it is the TypeScript source, which the
 // thread loads through tsx's require hook (a dev dependency, as those runners are), resolved from here.
+// Its heap is capped (OTLP_WORKER_HEAP_MB): an export too big for it ends the worker, and is answered 503, rather than
+// the process running out of memory.
 const WORKER_FILE = path.join(__dirname, `map-worker${path.extname(__filename)}`);
-const startThread = () =>
-  path.extname(WORKER_FILE) === '.ts'
+const startThread = (heapMb: number) => {
+  const resourceLimits = { maxOldGenerationSizeMb: heapMb };
+  return path.extname(WORKER_FILE) === '.ts'
     ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(WORKER_FILE)});`, {
         eval: true,
+        resourceLimits,
       })
-    : new Worker(WORKER_FILE);
+    : new Worker(WORKER_FILE, { resourceLimits });
+};
 
 /** A body that takes a worker longer than this is taken as stuck: the worker is ended and replaced. */
 const DEADLINE_MS = 30_000;
+/** A worker's heap when none is configured. */
+const DEFAULT_HEAP_MB = 512;
 
 const unavailable = (message: string) => new AppError(503, 'unavailable', message, [], { 'Retry-After': '1' });
 
@@ -46,6 +53,7 @@ export class MappingPool {
   constructor(
     private readonly size: number,
     private readonly log: Logger,
+    private readonly heapMb = DEFAULT_HEAP_MB,
   ) {
     this.slots = new Array(size).fill(undefined);
   }
@@ -77,7 +85,7 @@ export class MappingPool {
   }
 
   private startWorker(index: number): Slot {
-    const slot: Slot = { worker: startThread(), held: [], deadline: undefined };
+    const slot: Slot = { worker: startThread(this.heapMb), held: [], deadline: undefined };
     slot.worker.unref();
     slot.worker.on('message', (answer: MapAnswer) => {
       slot.held = slot.held.filter((id) => id !== answer.id);
@@ -94,6 +102,7 @@ export class MappingPool {
     });
     // A message that cannot be read leaves its request unanswered: the worker is ended, which settles what it held.
     slot.worker.on('messageerror', () => void slot.worker.terminate());
+    // ERR_WORKER_OUT_OF_MEMORY when an export needed more than its heap: the export gets 503, the worker is replaced.
     slot.worker.on('error', (error) => this.log.error({ err: error }, 'otlp: a decoder worker failed'));
     slot.worker.on('exit', () => this.workerGone(index, slot));
     return slot;

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { StoreUnavailableError } from '../errors';
-import { finishedRowOf, liveRowOf, nextVersion, toStepRow, totalsOf } from '../ingest/derive';
+import { finishedRowOf, labelsAfter, liveRowOf, nextVersion, toStepRow, totalsOf } from '../ingest/derive';
 import type { LoopThresholds } from '../ingest/loops';
 import type { TraceRow } from '../ingest/records';
 import { KeyedLock } from '../ingest/run-lock';
@@ -18,7 +18,7 @@ import type { RunKey } from '../runs/store';
 import type { FinishedRunRow, StepRow, VersionedRunRow } from '../runs/tables';
 import { TraceAssembly, traceKey, type AssembledRun, type Assembly, type ClosingTrace } from './assembly';
 import type { ExportTraceResponse } from './decode';
-import { runIdOf, type TraceSpan } from './genai';
+import { runIdOf, type SpanLabels, type TraceSpan } from './genai';
 import type { MappedExport } from './mapping';
 
 export interface OtlpServiceDependencies {
@@ -66,8 +66,29 @@ const SELECT_OPEN_TRACES = `
 
 const DAY_MS = 86_400_000;
 
+/** Spans of an export recorded together at most (whole traces: a trace bigger than this is a part of its own). */
+const SPANS_PER_RECORD = 5000;
+
+/** Traces in parts of at most `spans` spans each (a bigger trace is a part alone), in order. */
+function inParts<T extends { spans: readonly unknown[] }>(traces: readonly T[], spans: number): T[][] {
+  const parts: T[][] = [];
+  let part: T[] = [];
+  let size = 0;
+  for (const trace of traces) {
+    if (part.length > 0 && size + trace.spans.length > spans) {
+      parts.push(part);
+      [part, size] = [[], 0];
+    }
+    part.push(trace);
+    size += trace.spans.length;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
+}
+
 /**
- * A span in `otlp_traces`: its place in the tree, its times, and the data of a span still waiting for its agent. A
+ * A span in `otlp_traces`: its place in the tree, its times, and the data of a span still waiting for its agent (with
+ * its start's nanoseconds, which order it among its run's steps; rows written before they were kept have none). A
  * span that waited until its trace's window ended is listed again, `settled`: it waits no more.
  */
 type StoredSpan = [
@@ -76,8 +97,11 @@ type StoredSpan = [
   role: TraceSpan['role'] | 'settled',
   startMs: number,
   endMs: number,
-  data?: Pick<TraceSpan, 'service' | 'step' | 'agent'>,
+  data?: Pick<TraceSpan, 'service' | 'step' | 'agent' | 'labels'> & { startNs?: number },
 ];
+
+/** The nanoseconds past the millisecond that a start to the microsecond holds. */
+const nanosecondsOf = (startMs: number) => Math.round((startMs - Math.floor(startMs)) * 1000) * 1000;
 
 /** A trace's spans as `otlp_traces` keeps them, with their data while `waiting` says they wait for their agent. */
 function traceRow(
@@ -89,9 +113,9 @@ function traceRow(
   openSpans: number,
 ): TraceRow {
   const stored = spans.map((span): StoredSpan => {
-    const { spanId, parentSpanId, role, startMs, endMs, service, step, agent } = span;
+    const { spanId, parentSpanId, role, startMs, startNs, endMs, service, step, agent, labels } = span;
     return waiting(span)
-      ? [spanId, parentSpanId, role, startMs, endMs, { service, step, agent }]
+      ? [spanId, parentSpanId, role, startMs, endMs, { service, step, agent, labels, startNs }]
       : [spanId, parentSpanId, role, startMs, endMs];
   });
   return {
@@ -148,9 +172,11 @@ export function otlpService({
           parentSpanId,
           role: role as TraceSpan['role'],
           startMs,
+          startNs: data?.startNs ?? nanosecondsOf(startMs),
           endMs,
           service: data?.service ?? '',
           agent: data?.agent,
+          labels: data?.labels,
           step: data?.step && { ...data.step, started_at: new Date(startMs) },
         }));
       const receivedMs = fromClickHouseTime(row.received_at).getTime();
@@ -217,11 +243,27 @@ export function otlpService({
   });
 
   /**
-   * Steps in start-time order, indexed from 0. The sort is stable and the assembly hands spans over in the order
-   * they arrived, so spans that start together keep that order: exporters send spans as they end, and SDKs take a
-   * span's start from a millisecond clock (its end from a finer one), so that is the order they ran in.
+   * A run's session, user and tags: each as its agent span says it, else as the first of its steps (in start order)
+   * that says it. Instrumentations put them on the agent span (OpenInference and OpenLLMetry on every span of the
+   * context, so there too), but some only on the model calls below it (`gen_ai.conversation.id` on `chat` spans).
    */
-  const inStartOrder = (spans: readonly TraceSpan[]) => [...spans].sort((a, b) => a.startMs - b.startMs);
+  function labelsOfRun(agent: TraceSpan | undefined, steps: readonly TraceSpan[]): SpanLabels {
+    const sources = [agent, ...inStartOrder(steps)].flatMap((span) => (span?.labels ? [span.labels] : []));
+    const firstOf = <K extends keyof SpanLabels>(field: K) => sources.find((labels) => labels[field])?.[field];
+    return { session_id: firstOf('session_id'), user_id: firstOf('user_id'), tags: firstOf('tags') };
+  }
+
+  /**
+   * Steps in start-time order, to the nanosecond (contract §8), indexed from 0: steps that start within one
+   * millisecond keep their order, whatever order they ended and arrived in. Spans that start at the same instant
+   * (SDKs that take a span's start from a millisecond clock, OpenTelemetry JS's among them, and its end from a finer
+   * one) are in the order they ended: of two steps run one after the other, the first ends first. (The order they
+   * arrived in says nothing: exporters group a trace's spans by instrumentation scope.) The sort is stable.
+   */
+  const inStartOrder = (spans: readonly TraceSpan[]) =>
+    [...spans].sort(
+      (a, b) => Math.floor(a.startMs) - Math.floor(b.startMs) || a.startNs - b.startNs || a.endMs - b.endMs,
+    );
 
   /** A run new to the store: its finished row and its steps. An orphan GenAI span is its own run's only step. */
   function newRun(projectId: string, run: AssembledRun): { row: FinishedRunRow; steps: StepRow[] } {
@@ -247,7 +289,7 @@ export function otlpService({
     } as const;
     return {
       row: finishedRowOf(
-        liveRowOf(projectId, key.id, time, fields, totals),
+        liveRowOf(projectId, key.id, time, { ...fields, ...labelsOfRun(run.agent, run.steps) }, totals),
         totals,
         outcome,
         new Date(endMs),
@@ -274,9 +316,14 @@ export function otlpService({
     const version = nextVersion();
     const time = toClickHouseTime(key.timestamp);
     const startOf = (row: StepRow) => (row.started_at ? fromClickHouseTime(row.started_at).getTime() : 0);
+    // Stored steps keep their start to the millisecond: late ones go after them on a tie, in their own order.
     const ordered = [
       ...stored.steps.map((row) => ({ startMs: startOf(row), late: 0, row })),
-      ...run.steps.filter((span) => span.step).map((span) => ({ startMs: span.startMs, late: 1, span })),
+      ...inStartOrder(run.steps.filter((span) => span.step)).map((span) => ({
+        startMs: Math.floor(span.startMs),
+        late: 1,
+        span,
+      })),
     ].sort((a, b) => a.startMs - b.startMs || a.late - b.late);
     const steps = ordered.map((entry, index) =>
       'row' in entry
@@ -288,6 +335,8 @@ export function otlpService({
     const row = {
       ...stored.row,
       ...totalsOf(steps, loopStep === -1 ? null : loopStep, loopThresholds),
+      // What the run left unset, a late step may say.
+      ...labelsAfter(stored.row, labelsOfRun(undefined, run.steps)),
       version: nextVersion(),
     };
     return { row, before: stored.row, steps };
@@ -350,6 +399,27 @@ export function otlpService({
     }
   }
 
+  /** Assembles traces of an export under their locks and records what they complete, in one record. */
+  async function assembleTraces(projectId: string, traces: MappedExport['traces']): Promise<void> {
+    const traceIds = traces.map((trace) => trace.traceId);
+    const keys = traceIds.map((traceId) => traceKey(projectId, traceId));
+    await traceLock.runAll(keys, async () => {
+      // Held, the traces stay in memory until recorded, even while their rows are read back.
+      const release = assembly.hold(keys);
+      try {
+        await restoreEvicted(projectId, traceIds);
+        const nowMs = clock.now().getTime();
+        const assemblies = traces.map(({ traceId, spans }) => ({
+          traceId,
+          assembly: assembly.add(projectId, traceId, spans, nowMs),
+        }));
+        await record(projectId, assemblies);
+      } finally {
+        release();
+      }
+    });
+  }
+
   return {
     /** Takes an export: 200 with the number of spans rejected, or 503 when the spans cannot be made durable. */
     async export(projectId: string, { traces: mapped, rejections }: MappedExport): Promise<ExportTraceResponse> {
@@ -362,23 +432,10 @@ export function otlpService({
         throw new StoreUnavailableError('ingest log', 'too many spans are waiting for their traces');
       // Plain spans are kept only for traces with GenAI spans, in this export or in memory.
       const traces = mapped.filter((trace) => trace.genAi || assembly.knows(projectId, trace.traceId));
-      const traceIds = traces.map((trace) => trace.traceId);
-      const keys = traceIds.map((traceId) => traceKey(projectId, traceId));
-      await traceLock.runAll(keys, async () => {
-        // Held, the traces stay in memory until recorded, even while their rows are read back.
-        const release = assembly.hold(keys);
-        try {
-          await restoreEvicted(projectId, traceIds);
-          const nowMs = clock.now().getTime();
-          const assemblies = traces.map(({ traceId, spans }) => ({
-            traceId,
-            assembly: assembly.add(projectId, traceId, spans, nowMs),
-          }));
-          await record(projectId, assemblies);
-        } finally {
-          release();
-        }
-      });
+      // A big export is recorded in parts, one after the other, so that the rows and the record being built are
+      // bounded whatever its size. It is acknowledged once every part is durable; a part that fails fails the export
+      // (503), and the retry adds only what the parts before it did not (a re-exported span writes nothing).
+      for (const part of inParts(traces, SPANS_PER_RECORD)) await assembleTraces(projectId, part);
       if (rejections.length === 0) return {};
       return {
         partialSuccess: { rejectedSpans: String(rejections.length), errorMessage: rejections.slice(0, 10).join('; ') },

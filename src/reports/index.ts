@@ -6,7 +6,8 @@ import type { RetainedFrom } from '../retention/cutoffs';
 import type { FlushBarrier } from '../runs/store';
 import { reportRoutes } from './routes';
 import { reportService } from './service';
-import { SIGNAL_SAMPLE, signalReader, type AggregateSignal, type SignalScope } from './signals';
+import { signalReader } from './signal-reader';
+import { SIGNAL_SAMPLE, type AggregateSignal, type SignalScope } from './signals';
 
 export interface ReportsDependencies {
   ch: ClickHouseStore;
@@ -34,12 +35,10 @@ export function createReports({ ch, clock, flushed, retainedFrom, config }: Repo
       await flushed(projectId);
       const window = { from: new Date(at.getTime() - scope.windowSeconds * 1000), to: at };
       const sample = SIGNAL_SAMPLE[signal];
-      const measures = await reports.windowMeasures(
-        projectId,
-        window,
-        [...new Set([signal, sample])],
-        scope.agentName ?? undefined,
-      );
+      const measures = await reports.windowMeasures(projectId, window, [...new Set([signal, sample])], {
+        agent_name: scope.agentName ?? undefined,
+        user_id: scope.userId ?? undefined,
+      });
       return { value: measures[signal], sampleCount: measures[sample] };
     },
   };

@@ -2,11 +2,11 @@
 // statement over one window), and the run list. Values are always bound parameters; the only variable SQL text is
 // picked from fixed, allow-listed fragments (measures, filters, bucket sizes). Every statement as ClickHouse
 // receives it is in test/reports/golden.
-import { EITHER_TABLE_SELECT } from '../runs/tables';
 import { AS_ROLLUP_COLUMNS, IN_WHOLE_HOURS, OUTSIDE_WHOLE_HOURS, type ReportShape } from './rollups';
 import {
   combinePartials,
   isPercentile,
+  MEASURES,
   partialsOf,
   selectMeasures,
   selectPartials,
@@ -14,8 +14,9 @@ import {
   type PartialAggregate,
   type RollupPartial,
 } from './signals';
+import { keyColumns, keyNames, type GroupKeys } from './durations';
 import { andEach, sql, whereAll } from './sql';
-import { finishedRunsOfWindow, IN_WINDOW, LIVE_NOT_FINISHED, runsOfWindow, timeParam } from './window-runs';
+import { finishedRunsOfWindow, RAW_ONLY, runsOfWindow, timeParam } from './window-runs';
 
 export const HEALTH_MEASURES = [
   'total_runs',
@@ -39,25 +40,26 @@ export const SUMMARY_MEASURES = [
   'unique_tools',
 ] as const satisfies readonly Measure[];
 
-/** The summary's filters: fixed fragments over the runs of a window (and the rollup rows), picked by name. */
-export const SUMMARY_FILTERS = { agent_name: 'run_agent = {agent_name:String}' } as const;
+/**
+ * The summary's filters: fixed fragments over the runs of a window (and the rollup rows), picked by name. `agents`
+ * is the alert reader's: the agents of a round's scopes.
+ */
+export const SUMMARY_FILTERS = {
+  agent_name: 'run_agent = {agent_name:String}',
+  agents: 'run_agent IN {agents:Array(String)}',
+  user_id: 'run_user = {user_id:String}',
+} as const;
 export type SummaryFilter = keyof typeof SUMMARY_FILTERS;
+/** Filters the rollups have no dimension for (contract §10: a user): a report with one reads raw rows. */
+export const RAW_ONLY_FILTERS: readonly SummaryFilter[] = ['user_id'];
 
 // ── Aggregate reports ──────────────────────────────────────────────────────────────────────────────────────────
 // Summary, health, time series and the preview select measures (signals.ts) per group: the window (`is_current`),
 // the agent, the time bucket. A measure is an expression over partial aggregates (counts, exact sums, name sets),
 // which add up across any split of the runs; so the partials of a group may come from one pass over the raw rows
 // (partialsOver), or from the hourly projection for the whole hours plus raw rows for the rest (rollupPartials).
-// Exact percentiles cannot be rolled up: they always come from one pass over the finished rows.
-
-/** A report's groups: each key column's name, and its expression over run_timestamp and run_agent. */
-type GroupKeys = Readonly<Record<string, string>>;
-
-const keyNames = (keys: GroupKeys) => Object.keys(keys).join(', ');
-const keyColumns = (keys: GroupKeys) =>
-  Object.entries(keys)
-    .map(([name, expression]) => `${expression} AS ${name}`)
-    .join(', ');
+// Exact percentiles cannot be summed up: they come from one pass over the finished rows, or with rollups from the
+// duration projections, in two steps of their own (durations.ts).
 
 /** Conditions over the run_* columns (SUMMARY_FILTERS' fragments). */
 type Filters = readonly string[];
@@ -91,7 +93,9 @@ const rollupPartials = (keys: GroupKeys, partials: readonly RollupPartial[], fil
       WHERE ${IN_WHOLE_HOURS}${andEach(filters)}
       GROUP BY ${keyNames(keys)})
     UNION ALL
-    ${partialsOver(runsOfWindow([OUTSIDE_WHOLE_HOURS]), keys, partials, filters)})
+    SELECT * FROM (
+      ${partialsOver(runsOfWindow([OUTSIDE_WHOLE_HOURS]), keys, partials, filters)}
+      ${RAW_ONLY}))
   GROUP BY ${keyNames(keys)}`;
 
 /** The partials of the measures per group, over the runs of both windows; with rollups, without the percentiles. */
@@ -100,65 +104,69 @@ const partialsPerGroup = (keys: GroupKeys, measures: readonly Measure[], filters
     ? partialsOver(runsOfWindow(), keys, partialsOf(measures), filters)
     : rollupPartials(keys, partialsOf(measures).filter(rolledUp), filters);
 
-/** What the measures per group are selected from: their partials, and the percentiles they need. */
+/**
+ * What the measures per group are selected from: their partials (rollups hold no percentiles: with rollups, the
+ * percentiles come from durations.ts, read beside this statement).
+ */
 function measuresSource(keys: GroupKeys, measures: readonly Measure[], filters: Filters, shape: ReportShape) {
   const percentiles = partialsOf(measures).filter(isPercentile);
   const finishedOnly = partialsOf(measures).every((partial) => isPercentile(partial) || partial === 'finished');
-  if (percentiles.length > 0 && finishedOnly) {
+  if (shape === 'raw' && percentiles.length > 0 && finishedOnly) {
     // Percentiles over the finished runs and their count (a preview's percentile and its sample): one pass over the
-    // finished rows gives both, where rollups would add a second read and running runs count for neither.
+    // finished rows gives both, where running runs count for neither.
     return sql`
       (
         ${partialsOver(finishedRunsOfWindow(), keys, ['finished', ...percentiles], filters)}
       )`;
   }
-  const groupPartials = sql`
+  return sql`
     (
       ${partialsPerGroup(keys, measures, filters, shape)}
     ) AS partials`;
-  if (shape === 'raw' || percentiles.length === 0) return groupPartials;
-  // Rollups hold no percentiles: the exact ones need every finished run's duration, the one column whose read grows
-  // with the window, and are joined to the groups from one pass over the finished rows.
-  return sql`
-    ${groupPartials}
-    LEFT JOIN (
-      ${partialsOver(finishedRunsOfWindow(), keys, percentiles, filters)}
-    ) AS durations USING ${keyNames(keys)}`;
 }
 
-/** Measures per group, of the runs that match the filters. */
-function selectMeasuresPer(
+/** Whether a measure is a duration percentile: with rollups, those are read by durations.ts. */
+export const isPercentileMeasure = (measure: Measure) => MEASURES[measure].uses.some(isPercentile);
+
+/**
+ * Measures per group, of the runs that match the filters. With rollups, only the measures that are not
+ * percentiles: those come from durations.ts (measures.ts puts the two together).
+ */
+export function selectMeasuresPer(
   keys: GroupKeys,
   measures: readonly Measure[],
   filters: readonly SummaryFilter[],
   shape: ReportShape,
 ) {
-  const source = measuresSource(
-    keys,
-    measures,
-    filters.map((filter) => SUMMARY_FILTERS[filter]),
-    shape,
-  );
+  const selected = shape === 'raw' ? measures : measures.filter((measure) => !isPercentileMeasure(measure));
+  const source = measuresSource(keys, selected, summaryFilters(filters), shape);
   return sql`
     SELECT ${keyNames(keys)},
-      ${selectMeasures(measures)}
-    FROM ${source}`;
+      ${selectMeasures(selected)}
+    FROM ${source}
+    ${shape === 'raw' ? RAW_ONLY : ''}`;
 }
 
-// The report queries read [window_start, window_end) — the previous and the current window — and tell the two
-// apart by current_start.
-const IS_CURRENT = `run_timestamp >= ${timeParam('current_start')}`;
+/** The fragments of the summary's filters, by name. */
+export const summaryFilters = (filters: readonly SummaryFilter[]) => filters.map((filter) => SUMMARY_FILTERS[filter]);
+
+/** The groups of the reports: the window (current or previous), the agent, the time bucket. */
+export const GROUP_KEYS = {
+  // The report queries read [window_start, window_end) — the previous and the current window — and tell the two
+  // apart by current_start.
+  is_current: { sql: `run_timestamp >= ${timeParam('current_start')}`, type: 'UInt8' },
+  agent_name: { sql: 'run_agent', type: 'String' },
+} as const satisfies GroupKeys;
 
 /**
- * Both windows in one query (two columns of durations are read with rollups); the summary's measures unless
- * others are named. Parameters: project_id, window_start (the previous window's start), current_start,
- * window_end, and the whole hours of both windows (rollups.ts).
+ * Both windows in one query; the summary's measures unless others are named. Parameters: project_id, window_start
+ * (the previous window's start), current_start, window_end, and the whole hours of both windows (rollups.ts).
  */
 export const selectSummary = (
   filters: readonly SummaryFilter[],
   shape: ReportShape,
   measures: readonly Measure[] = SUMMARY_MEASURES,
-) => selectMeasuresPer({ is_current: IS_CURRENT }, measures, filters, shape);
+) => selectMeasuresPer({ is_current: GROUP_KEYS.is_current }, measures, filters, shape);
 
 /** The measures of a time-series bucket: the summary's but its distinct counts (contract §9). */
 export const TIMESERIES_MEASURES = SUMMARY_MEASURES.filter(
@@ -174,102 +182,29 @@ export const BUCKET_INTERVALS = {
 } as const;
 export type BucketUnit = keyof typeof BUCKET_INTERVALS;
 
-const bucketStart = (unit: BucketUnit) =>
-  `toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, ${BUCKET_INTERVALS[unit]}, 'UTC'), 3, 'UTC'))`;
+/** The key of a time series' groups: the start of a run's bucket, in milliseconds since the epoch. */
+export const timeseriesKeys = (unit: BucketUnit) => {
+  const start = `toStartOfInterval(run_timestamp, ${BUCKET_INTERVALS[unit]}, 'UTC')`;
+  return { bucket_start: { sql: `toUnixTimestamp64Milli(toDateTime64(${start}, 3, 'UTC'))`, type: 'Int64' } };
+};
 
 /**
  * Per UTC-aligned bucket of the window [window_start, window_end), every time-series measure over the runs that
- * started in both; buckets without runs have no row, and `bucket_start` is in milliseconds since the epoch. `raw`:
- * one pass over the runs. `rollups` (hour and day buckets): the hourly projection for the window's whole hours and
- * raw rows for the rest, joined with the exact duration percentiles of each bucket, as the summary does. The
- * parameters are the summary's, with an empty previous window.
+ * started in both; buckets without runs have no row. `raw`: one pass over the runs. `rollups` (hour and day
+ * buckets): the hourly projection for the window's whole hours and raw rows for the rest, with each bucket's exact
+ * percentiles from durations.ts, as the summary. The parameters are the summary's, with an empty previous window.
  */
 export const selectTimeseries = (filters: readonly SummaryFilter[], unit: BucketUnit, shape: ReportShape) =>
-  selectMeasuresPer({ bucket_start: bucketStart(unit) }, TIMESERIES_MEASURES, filters, shape);
+  selectMeasuresPer(timeseriesKeys(unit), TIMESERIES_MEASURES, filters, shape);
 
 /**
  * Per agent and window, every health measure; the service keeps the previous window's total_runs only. Same
  * parameters as the summary.
  */
-export const selectHealth = (shape: ReportShape) => sql`
+export const selectHealth = (shape: ReportShape, filters: readonly SummaryFilter[] = []) => sql`
   SELECT agent_name, is_current,
     ${selectMeasures(HEALTH_MEASURES)}
   FROM (
-    ${partialsPerGroup({ is_current: IS_CURRENT, agent_name: 'run_agent' }, HEALTH_MEASURES, [], shape)}
-  )`;
-
-// ── The run list ───────────────────────────────────────────────────────────────────────────────────────────────
-
-/**
- * The run list's filters, one fixed fragment per table: live rows are all `running`, so a status filter
- * other than `running` folds the live side to a constant false (and `running` the finished side to nothing).
- */
-export const RUN_FILTERS = {
-  agent_name: { finished: 'agent_name = {agent_name:String}', live: 'agent_name = {agent_name:String}' },
-  status: { finished: 'status = {status:String}', live: "'running' = {status:String}" },
-  loop_detected: { finished: 'loop_detected = {loop_detected:Bool}', live: 'loop_detected = {loop_detected:Bool}' },
-} as const;
-export type RunFilter = keyof typeof RUN_FILTERS;
-
-const runFilters = (filters: readonly RunFilter[], side: 'finished' | 'live') =>
-  andEach(filters.map((filter) => RUN_FILTERS[filter][side]));
-
-/** The finished runs of the window that match, as a subquery. */
-const countFinished = (filters: readonly RunFilter[]) => sql`
-  (SELECT count() FROM runs WHERE ${IN_WINDOW}${runFilters(filters, 'finished')})`;
-
-/** The running runs of the window that match: a FROM and its WHERE. */
-const fromLive = (filters: readonly RunFilter[]) => sql`
-  FROM live_runs FINAL WHERE ${LIVE_NOT_FINISHED}${runFilters(filters, 'live')}`;
-
-/** How many runs of the window [window_start, window_end) match (for a page past the last run). */
-export const countRuns = (filters: readonly RunFilter[]) => sql`
-  SELECT ${countFinished(filters)} + (SELECT count() ${fromLive(filters)}) AS total`;
-
-// Ids sort by their canonical string form (ClickHouse orders UUID values differently).
-const RUN_ORDER = 'timestamp DESC, run_id DESC';
-
-/**
- * Phase one of a page, in one statement: the keys of the runs at [offset, offset + limit), newest first, each
- * with the number of runs that match in all. The finished side is read in primary-key order and stops after
- * offset + limit keys (WITH TIES keeps every run sharing the last start time, which the ids then order). The
- * live side, the running runs, is read and anti-joined once: a window function counts its rows before the
- * LIMIT, and the outer one carries that count to every key of the page. Read-in-order buffering is off: with a
- * LIMIT it reads far ahead of the few granules a page needs.
- */
-export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
-  SELECT timestamp, run_id AS id, live, ${countFinished(filters)} + max(live_total) OVER () AS total
-  FROM (
-    SELECT timestamp, toString(id) AS run_id, true AS live, count() OVER () AS live_total
-    ${fromLive(filters)}
-    ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
-    UNION ALL
-    SELECT timestamp, toString(id) AS run_id, false AS live, 0 AS live_total FROM runs
-    WHERE ${IN_WINDOW}${runFilters(filters, 'finished')}
-    ORDER BY timestamp DESC LIMIT {page_end:UInt64} WITH TIES
+    ${partialsPerGroup(GROUP_KEYS, HEALTH_MEASURES, summaryFilters(filters), shape)}
   )
-  ORDER BY ${RUN_ORDER}
-  LIMIT {limit:UInt64} OFFSET {offset:UInt64}
-  SETTINGS read_in_order_use_buffering = 0`;
-
-/** A side's page rows, through the primary key (the time range of its keys) and its ids. */
-const pageRange = (side: 'finished' | 'live') => sql`
-  project_id = {project_id:UUID}
-    AND timestamp >= {${side}_first:DateTime64(3, 'UTC')} AND timestamp <= {${side}_last:DateTime64(3, 'UTC')}
-    AND id IN {${side}_ids:Array(UUID)}`;
-
-/** Each side's whole rows of a page, in the one shape of runs/tables.ts: finished runs, and running ones. */
-const PAGE_ROWS = {
-  finished: sql`
-    SELECT ${EITHER_TABLE_SELECT.runs}
-    FROM runs
-    WHERE ${pageRange('finished')}`,
-  live: sql`
-    SELECT ${EITHER_TABLE_SELECT.live_runs}
-    FROM live_runs FINAL
-    WHERE ${pageRange('live')}`,
-};
-
-/** Phase two, in one statement: the whole rows of a page's keys, of only the sides the page has. */
-export const selectPageRows = (sides: readonly (keyof typeof PAGE_ROWS)[]) =>
-  sides.map((side) => PAGE_ROWS[side]).join('\nUNION ALL\n');
+  ${shape === 'raw' ? RAW_ONLY : ''}`;

@@ -3,15 +3,25 @@
 // their edges, the running runs and the exact percentiles from raw rows. Values always travel as bound parameters.
 import { toClickHouseTime } from '../db/clickhouse';
 import { sql } from './sql';
-import { runInputs, timeParam, type TimeRange } from './window-runs';
+import { runInputs, storedSince, timeParam, type TimeRange } from './window-runs';
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/** The whole units (UTC-aligned) inside a range; an empty range at its end when it holds none. */
+function wholeUnits({ from, to }: TimeRange, unitMs: number): TimeRange {
+  const start = Math.ceil(from.getTime() / unitMs) * unitMs;
+  const end = Math.floor(to.getTime() / unitMs) * unitMs;
+  return start < end ? { from: new Date(start), to: new Date(end) } : { from: to, to };
+}
 
 /** The whole hours inside a range; an empty range at its end when it holds none. */
-export function wholeHours({ from, to }: TimeRange): TimeRange {
-  const start = Math.ceil(from.getTime() / HOUR_MS) * HOUR_MS;
-  const end = Math.floor(to.getTime() / HOUR_MS) * HOUR_MS;
-  return start < end ? { from: new Date(start), to: new Date(end) } : { from: to, to };
+export const wholeHours = (range: TimeRange) => wholeUnits(range, HOUR_MS);
+/** The whole UTC days inside a range; an empty range at the end of its whole hours when it holds none. */
+export function wholeDays(range: TimeRange): TimeRange {
+  const days = wholeUnits(range, DAY_MS);
+  const hoursEnd = wholeHours(range).to;
+  return days.from < days.to ? days : { from: hoursEnd, to: hoursEnd };
 }
 
 const wholeHoursMs = (range: TimeRange) => {
@@ -22,6 +32,44 @@ const wholeHoursMs = (range: TimeRange) => {
 /** How a report reads its runs: rollups for the windows' whole hours, or one pass over the raw rows. */
 export type ReportShape = 'rollups' | 'raw';
 
+/** A report's window and the one before it, of the same length: [from − (to − from), from). */
+export interface ReportWindows {
+  current: TimeRange;
+  previous: TimeRange;
+}
+
+/** A window alone, in the terms of the report queries: with an empty previous window at its start. */
+export const alone = (window: TimeRange): ReportWindows => ({
+  previous: { from: window.from, to: window.from },
+  current: window,
+});
+
+// The report queries read the runs of [previous.from, current.to) and tell the two windows apart by current.from.
+export const windowParams = (projectId: string, windows: ReportWindows, now: Date) => ({
+  project_id: projectId,
+  stored_since: storedSince(now),
+  window_start: toClickHouseTime(windows.previous.from),
+  window_end: toClickHouseTime(windows.current.to),
+  current_start: toClickHouseTime(windows.current.from),
+  ...wholeHourParams(windows.previous, windows.current),
+});
+
+/**
+ * The parameters of one window read by hours: its whole hours [hours_start, hours_end) come from an hourly rollup,
+ * the rest from rows; `byRows` reads every hour from rows (an empty range of hours at the window's end).
+ */
+export function hourWindowParams(projectId: string, window: TimeRange, now: Date, byRows = false) {
+  const hours = byRows ? { from: window.to, to: window.to } : wholeHours(window);
+  return {
+    project_id: projectId,
+    stored_since: storedSince(now),
+    window_start: toClickHouseTime(window.from),
+    window_end: toClickHouseTime(window.to),
+    hours_start: toClickHouseTime(hours.from),
+    hours_end: toClickHouseTime(hours.to),
+  };
+}
+
 /**
  * Rollups pay off once the two windows hold a day of whole hours; below that, one pass over the raw rows is
  * cheaper than the rollups plus a second read for the percentiles (at 10 M runs on 2 cores: a 5-minute window
@@ -30,14 +78,19 @@ export type ReportShape = 'rollups' | 'raw';
 export const reportShape = (previous: TimeRange, current: TimeRange): ReportShape =>
   wholeHoursMs(previous) + wholeHoursMs(current) >= 24 * HOUR_MS ? 'rollups' : 'raw';
 
-/** The whole hours of a report's previous and current windows, as the parameters of the fragments below. */
+/** The whole hours and days of a report's previous and current windows, as the parameters of the fragments below. */
 export function wholeHourParams(previous: TimeRange, current: TimeRange) {
   const [previousHours, currentHours] = [wholeHours(previous), wholeHours(current)];
+  const [previousDays, currentDays] = [wholeDays(previous), wholeDays(current)];
   return {
     previous_hours_start: toClickHouseTime(previousHours.from),
     previous_hours_end: toClickHouseTime(previousHours.to),
     current_hours_start: toClickHouseTime(currentHours.from),
     current_hours_end: toClickHouseTime(currentHours.to),
+    previous_days_start: toClickHouseTime(previousDays.from),
+    previous_days_end: toClickHouseTime(previousDays.to),
+    current_days_start: toClickHouseTime(currentDays.from),
+    current_days_end: toClickHouseTime(currentDays.to),
   };
 }
 
@@ -66,8 +119,37 @@ export const AS_ROLLUP_COLUMNS = sql`
   WITH
     ${runInputs('rollup')}`;
 
+/** AS_ROLLUP_COLUMNS with the day for the start time: the daily duration projections' terms (durations.ts). */
+export const AS_DAILY_ROLLUP_COLUMNS = sql`
+  WITH
+    ${runInputs('rollup').replace('toStartOfHour(timestamp) AS', 'toStartOfDay(timestamp) AS')}`;
+
 /** The rows of the whole hours of both windows, in the terms of AS_ROLLUP_COLUMNS. */
 export const IN_WHOLE_HOURS = sql`
   project_id = {project_id:UUID}
     AND ((run_timestamp >= ${PREVIOUS_START} AND run_timestamp < ${PREVIOUS_END})
       OR (run_timestamp >= ${CURRENT_START} AND run_timestamp < ${CURRENT_END}))`;
+
+const [PREVIOUS_DAYS_START, PREVIOUS_DAYS_END, CURRENT_DAYS_START, CURRENT_DAYS_END] = [
+  'previous_days_start',
+  'previous_days_end',
+  'current_days_start',
+  'current_days_end',
+].map(timeParam);
+
+/** The whole days of both windows, in the terms of AS_DAILY_ROLLUP_COLUMNS. */
+export const IN_WHOLE_DAYS = sql`
+  project_id = {project_id:UUID}
+    AND ((run_timestamp >= ${PREVIOUS_DAYS_START} AND run_timestamp < ${PREVIOUS_DAYS_END})
+      OR (run_timestamp >= ${CURRENT_DAYS_START} AND run_timestamp < ${CURRENT_DAYS_END}))`;
+
+/**
+ * The whole hours of both windows outside their whole days (the hours of the days at their edges), in the terms of
+ * AS_ROLLUP_COLUMNS: four ranges of an hourly projection's primary key.
+ */
+export const IN_WHOLE_HOURS_OUTSIDE_DAYS = sql`
+  project_id = {project_id:UUID}
+    AND ((run_timestamp >= ${PREVIOUS_START} AND run_timestamp < ${PREVIOUS_DAYS_START})
+      OR (run_timestamp >= ${PREVIOUS_DAYS_END} AND run_timestamp < ${PREVIOUS_END})
+      OR (run_timestamp >= ${CURRENT_START} AND run_timestamp < ${CURRENT_DAYS_START})
+      OR (run_timestamp >= ${CURRENT_DAYS_END} AND run_timestamp < ${CURRENT_END}))`;

@@ -1,25 +1,23 @@
 // The report logic (contract section 5): resolves windows, runs the report queries, shapes their rows. No HTTP here.
 import type { Clock } from '../clock';
-import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
+import type { ClickHouseStore, QueryLimits } from '../db/clickhouse';
 import { AppError } from '../errors';
 import { STORABLE_TIMES } from '../http/schemas';
-import type { Run, RunStatus } from '../runs/model';
-import { storedRun, toRun, type FinishedRunRow, type RunningRunRow } from '../runs/tables';
 import type { RetainedFrom } from '../retention/cutoffs';
 import * as q from './queries';
-import { reportShape, wholeHourParams } from './rollups';
+import { readMeasures } from './measures';
+import { alone, reportShape, windowParams, type ReportWindows } from './rollups';
+import type { RunFilterValues } from './run-filters';
+import { streamExport, type ExportRequest } from './run-export';
+import { readRunPage, type Page } from './run-list';
+export type { Page } from './run-list';
+export type { ReportWindows } from './rollups';
 import type { Measure } from './signals';
 import { retainedPart, type TimeRange } from './window-runs';
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 30;
 export const MAX_WINDOW_DAYS = 400;
-
-/** A report's window and the one before it, of the same length: [from − (to − from), from). */
-export interface ReportWindows {
-  current: TimeRange;
-  previous: TimeRange;
-}
 
 export type SummaryEntry = Record<(typeof q.SUMMARY_MEASURES)[number], number>;
 export type HealthEntry = { agent_name: string; prev_total_runs: number } & Record<
@@ -28,16 +26,15 @@ export type HealthEntry = { agent_name: string; prev_total_runs: number } & Reco
 >;
 export type TimeseriesBucket = { start: string } & Record<(typeof q.TIMESERIES_MEASURES)[number], number>;
 
-export interface RunFilters {
-  agent_name?: string;
-  status?: RunStatus;
-  loop_detected?: boolean;
-}
-export interface Page {
-  limit: number;
-  offset: number;
-}
-
+/** The filters of summary, health, time series and previews (health takes user_id only): contract §5, §10. */
+export type ReportFilters = Partial<Record<'agent_name' | 'user_id', string>>;
+const usedFilters = (filters: ReportFilters) =>
+  (['agent_name', 'user_id'] as const).filter((filter) => filters[filter] !== undefined);
+const filterParams = (filters: ReportFilters) =>
+  Object.fromEntries(usedFilters(filters).map((filter) => [filter, filters[filter]]));
+/** Rollups for long windows, unless a filter needs what they do not hold (a user): then raw rows. */
+const shapeOf = (windows: ReportWindows, used: readonly q.SummaryFilter[]) =>
+  used.some((filter) => q.RAW_ONLY_FILTERS.includes(filter)) ? 'raw' : reportShape(windows.previous, windows.current);
 const BUCKET_MS: Record<q.BucketUnit, number> = { minute: 60_000, hour: 3_600_000, day: DAY_MS };
 /** `auto` takes the smallest bucket that gives at most this many; no window may ask for more than MAX_BUCKETS. */
 const AUTO_MAX_BUCKETS = 200;
@@ -72,36 +69,14 @@ export function resolveWindows(sent: { from?: Date; to?: Date }, now: Date): Rep
   return { current: { from, to }, previous: { from: previousFrom, to: from } };
 }
 
-/** A window alone, in the terms of the report queries: with an empty previous window at its start. */
-const alone = (window: TimeRange): ReportWindows => ({
-  previous: { from: window.from, to: window.from },
-  current: window,
-});
-
-// The report queries read the runs of [previous.from, current.to) and tell the two windows apart by current.from.
-const windowParams = (projectId: string, windows: ReportWindows) => ({
-  project_id: projectId,
-  window_start: toClickHouseTime(windows.previous.from),
-  window_end: toClickHouseTime(windows.current.to),
-  current_start: toClickHouseTime(windows.current.from),
-  ...wholeHourParams(windows.previous, windows.current),
-});
-
 function toEntry<K extends string>(fields: readonly K[], row: Record<string, unknown> | undefined): Record<K, number> {
   return Object.fromEntries(fields.map((field) => [field, Number(row?.[field] ?? 0)])) as Record<K, number>;
 }
 
-const isCurrent = (row: { is_current: unknown }) => row.is_current === true || row.is_current === 1;
+const isCurrent = (row: Record<string, unknown>) => row.is_current === true || row.is_current === 1;
 
 // Agent names sort by their bytes (code points), as ClickHouse and Postgres' C collation would.
 const byCodePoints = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
-
-/** A key of a page's first phase: a finished or a running run's, with the number of runs that match. */
-type PageKey = { timestamp: string; id: string; live: boolean | number; total: number };
-/** A row of a page's second phase: a finished run, or a running one with placeholders for the finished columns. */
-type PageRow = FinishedRunRow | RunningRunRow;
-const isLive = (key: PageKey) => key.live === true || key.live === 1;
-const keyOf = (row: { timestamp: string; id: string }) => `${row.timestamp}|${row.id}`;
 
 /** Windows without the runs past the project's retention (contract §3): those are never counted. */
 const retained = (windows: ReportWindows, start: Date): ReportWindows => ({
@@ -113,48 +88,24 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
   const query = <Row>(name: string, sql: string, params: Record<string, unknown>) =>
     ch.query<Row>({ name, sql, params, limits });
 
-  /** Phase two of a page: the whole rows of its keys, in the keys' order. */
-  async function readPageRows(projectId: string, keys: readonly PageKey[]): Promise<Run[]> {
-    const sides = { finished: keys.filter((key) => !isLive(key)), live: keys.filter(isLive) };
-    const present = (['finished', 'live'] as const).filter((side) => sides[side].length > 0);
-    if (present.length === 0) return [];
-    const params: Record<string, unknown> = { project_id: projectId };
-    for (const side of present) {
-      // Keys are newest first.
-      Object.assign(params, {
-        [`${side}_first`]: sides[side].at(-1)!.timestamp,
-        [`${side}_last`]: sides[side][0].timestamp,
-        [`${side}_ids`]: sides[side].map((key) => key.id),
-      });
-    }
-    const rows = new Map(
-      (await query<PageRow>('reports.page_rows', q.selectPageRows(present), params)).map((row) => [keyOf(row), row]),
-    );
-    return keys.flatMap((key) => {
-      const row = rows.get(keyOf(key));
-      // A key whose row is gone by the second phase (a running run's tombstone merged away, a partition dropped
-      // by the TTL) is skipped.
-      return row ? [toRun(storedRun(row))] : [];
-    });
-  }
-
-  /** The summary query's rows, one per window with runs, of the measures asked for. */
+  /** The summary's rows, one per window with runs, of the measures asked for. */
   function summaryRows(
     name: string,
     projectId: string,
     windows: ReportWindows,
     measures: readonly Measure[],
-    agentName?: string,
+    filters: ReportFilters,
   ) {
-    const filters: q.SummaryFilter[] = agentName === undefined ? [] : ['agent_name'];
-    return query<Record<string, unknown> & { is_current: unknown }>(
+    const used = usedFilters(filters);
+    return readMeasures(query, {
       name,
-      q.selectSummary(filters, reportShape(windows.previous, windows.current), measures),
-      {
-        ...windowParams(projectId, windows),
-        ...(agentName === undefined ? {} : { agent_name: agentName }),
-      },
-    );
+      keys: { is_current: q.GROUP_KEYS.is_current },
+      measures,
+      grain: 'day',
+      filters: used,
+      shape: shapeOf(windows, used),
+      params: { ...windowParams(projectId, windows, clock.now()), ...filterParams(filters) },
+    });
   }
 
   return {
@@ -163,14 +114,14 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
     async summary(
       projectId: string,
       windows: ReportWindows,
-      agentName?: string,
+      filters: ReportFilters = {},
     ): Promise<{ current: SummaryEntry; previous: SummaryEntry }> {
       const rows = await summaryRows(
         'reports.summary',
         projectId,
         retained(windows, await retainedFrom(projectId)),
         q.SUMMARY_MEASURES,
-        agentName,
+        filters,
       );
       return {
         current: toEntry(q.SUMMARY_MEASURES, rows.find(isCurrent)),
@@ -189,14 +140,14 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
       projectId: string,
       window: TimeRange,
       measures: readonly M[],
-      agentName?: string,
+      filters: ReportFilters = {},
     ): Promise<Record<M, number>> {
       const rows = await summaryRows(
         'reports.window_measures',
         projectId,
         retained(alone(window), await retainedFrom(projectId)),
         measures,
-        agentName,
+        filters,
       );
       return toEntry(measures, rows.find(isCurrent));
     },
@@ -209,7 +160,7 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
       projectId: string,
       window: TimeRange,
       bucket: q.BucketUnit | 'auto',
-      agentName?: string,
+      filters: ReportFilters = {},
     ): Promise<{ bucket: q.BucketUnit; buckets: TimeseriesBucket[] }> {
       const unit =
         bucket !== 'auto'
@@ -218,19 +169,19 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
               (candidate) => bucketCount(window, candidate) <= AUTO_MAX_BUCKETS,
             ) ?? 'day');
       const starts = bucketStarts(window, unit);
-      const filters: q.SummaryFilter[] = agentName === undefined ? [] : ['agent_name'];
       // The summary's query parts, over this window alone; buckets past retention stay, empty.
       const windows = retained(alone(window), await retainedFrom(projectId));
-      // Rollups hold whole hours: minute buckets always read raw rows.
-      const shape = unit === 'minute' ? 'raw' : reportShape(windows.previous, windows.current);
-      const rows = await query<Record<string, unknown> & { bucket_start: number | string }>(
-        'reports.timeseries',
-        q.selectTimeseries(filters, unit, shape),
-        {
-          ...windowParams(projectId, windows),
-          ...(agentName === undefined ? {} : { agent_name: agentName }),
-        },
-      );
+      const used = usedFilters(filters);
+      const rows = await readMeasures(query, {
+        name: 'reports.timeseries',
+        keys: q.timeseriesKeys(unit),
+        measures: q.TIMESERIES_MEASURES,
+        grain: unit === 'day' ? 'day' : 'hour',
+        filters: used,
+        // Rollups hold whole hours: minute buckets always read raw rows.
+        shape: unit === 'minute' ? 'raw' : shapeOf(windows, used),
+        params: { ...windowParams(projectId, windows, clock.now()), ...filterParams(filters) },
+      });
       const byStart = new Map(rows.map((row) => [Number(row.bucket_start), row]));
       return {
         bucket: unit,
@@ -242,15 +193,15 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
     },
 
     /** One entry per agent with runs in either window, by total_runs descending, then agent_name. */
-    async health(projectId: string, sent: ReportWindows): Promise<HealthEntry[]> {
+    async health(projectId: string, sent: ReportWindows, filters: ReportFilters = {}): Promise<HealthEntry[]> {
       const windows = retained(sent, await retainedFrom(projectId));
+      const used = usedFilters({ user_id: filters.user_id });
       const rows = await query<
         Record<string, unknown> & { agent_name: string; is_current: unknown; total_runs: number }
-      >(
-        'reports.health',
-        q.selectHealth(reportShape(windows.previous, windows.current)),
-        windowParams(projectId, windows),
-      );
+      >('reports.health', q.selectHealth(shapeOf(windows, used), used), {
+        ...windowParams(projectId, windows, clock.now()),
+        ...filterParams({ user_id: filters.user_id }),
+      });
       const byAgent = new Map<string, HealthEntry>();
       for (const row of rows) {
         const entry = byAgent.get(row.agent_name) ?? {
@@ -268,32 +219,24 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
     },
 
     /** A page of the runs of the current window, newest first, and how many runs match in all. */
-    async listRuns(
-      projectId: string,
-      sent: TimeRange,
-      page: Page,
-      filters: RunFilters,
-    ): Promise<{ runs: Run[]; total: number }> {
+    async listRuns(projectId: string, sent: TimeRange, page: Page, filters: RunFilterValues) {
+      return readRunPage(
+        query,
+        projectId,
+        retainedPart(sent, await retainedFrom(projectId)),
+        page,
+        filters,
+        clock.now(),
+      );
+    },
+
+    /**
+     * The runs of the current window that match, streamed in a format of ClickHouse's. An export takes as long as
+     * its size: it has the reports' memory limit but no time limit (a client that goes away cancels it).
+     */
+    async exportRuns(projectId: string, sent: TimeRange, request: ExportRequest) {
       const window = retainedPart(sent, await retainedFrom(projectId));
-      const used = (Object.keys(q.RUN_FILTERS) as q.RunFilter[]).filter((filter) => filters[filter] !== undefined);
-      const params = {
-        project_id: projectId,
-        window_start: toClickHouseTime(window.from),
-        window_end: toClickHouseTime(window.to),
-        ...Object.fromEntries(used.map((filter) => [filter, filters[filter]])),
-      };
-      const keys = await query<PageKey>('reports.runs_page_keys', q.selectPageKeys(used), {
-        ...params,
-        limit: page.limit,
-        offset: page.offset,
-        page_end: page.offset + page.limit,
-      });
-      // Each key carries the total; a page past the last run has none to carry it.
-      const total =
-        keys.length > 0
-          ? keys[0].total
-          : (await query<{ total: number }>('reports.runs_count', q.countRuns(used), params))[0].total;
-      return { runs: await readPageRows(projectId, keys), total: Number(total) };
+      return streamExport(ch, { ...limits, maxExecutionSeconds: 0 }, projectId, window, request, clock.now());
     },
   };
 }

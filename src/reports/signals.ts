@@ -5,10 +5,8 @@
 // finished. A measure is an expression over partial aggregates (counts, exact sums, sets), which the reports
 // gather from hourly rollups and raw rows and the alert reader from raw rows alone: since the partials are
 // exact, both paths give the same value to the last bit.
-import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
-import { STORABLE_TIMES } from '../http/schemas';
-import { sql } from './sql';
-import { retainedPart, runsOfWindow } from './window-runs';
+import { sql, whereAll } from './sql';
+import { RAW_ONLY, runsOfWindow } from './window-runs';
 
 /**
  * Partial aggregates: counts, exact sums and sets of names, which add up across any split of the runs. Each has
@@ -113,6 +111,7 @@ export const MEASURES = {
   total_cost_usd: measure('toFloat64(p_cost)', 'cost'),
   avg_cost_usd: overFinished('toFloat64(p_cost) / p_finished', 'cost'),
   avg_tokens: overFinished('p_tokens / p_finished', 'tokens'),
+  total_tokens: measure('p_tokens', 'tokens'),
   duration_p50_ms: overFinished('p_duration_p50', 'duration_p50'),
   duration_p95_ms: overFinished('p_duration_p95', 'duration_p95'),
   duration_p99_ms: overFinished('p_duration_p99', 'duration_p99'),
@@ -127,6 +126,10 @@ export type Measure = keyof typeof MEASURES;
 export const partialsOf = (measures: readonly Measure[]): PartialAggregate[] => [
   ...new Set(measures.flatMap((name) => MEASURES[name].uses)),
 ];
+
+/** The level of a duration percentile measure (0.95 for duration_p95_ms); undefined for every other measure. */
+export const percentileLevel = (measure: Measure): number | undefined =>
+  MEASURES[measure].uses.map((partial) => (PARTIALS[partial] as PartialDefinition).level).find((level) => level);
 
 /** `expression AS name`, a line each, for a SELECT list over partials; only allow-listed names reach the SQL text. */
 export const selectMeasures = (measures: readonly Measure[]): string =>
@@ -162,6 +165,8 @@ export const SIGNAL_SAMPLE: Record<AggregateSignal, 'total_runs' | 'finished_run
 
 export interface SignalScope {
   agentName: string | null;
+  /** One user's runs (contract §10); absent or null: every user's. */
+  userId?: string | null;
   windowSeconds: number;
 }
 export interface SignalReading {
@@ -171,15 +176,17 @@ export interface SignalReading {
 export type SignalReadings = Record<AggregateSignal, SignalReading>;
 
 /** A stable key for a scope; JSON keeps any agent name (even one containing separators) unambiguous. */
-export const scopeKey = (scope: SignalScope): string => JSON.stringify([scope.agentName, scope.windowSeconds]);
+export const scopeKey = (scope: SignalScope): string =>
+  JSON.stringify([scope.agentName, scope.windowSeconds, ...(scope.userId ? [scope.userId] : [])]);
 
-const READING_MEASURES: readonly Measure[] = [
+export const READING_MEASURES: readonly Measure[] = [
   ...new Set<Measure>(['total_runs', 'finished_runs', ...AGGREGATE_SIGNALS]),
 ];
 
 type MeasureRow = Record<Measure, number>;
 
-function toReadings(row: Partial<MeasureRow> | undefined): SignalReadings {
+/** A scope's readings from its row of measures (READING_MEASURES); a scope without runs reads 0. */
+export function toReadings(row: Partial<MeasureRow> | undefined): SignalReadings {
   const readings = {} as SignalReadings;
   for (const signal of AGGREGATE_SIGNALS) {
     readings[signal] = { value: Number(row?.[signal] ?? 0), sampleCount: Number(row?.[SIGNAL_SAMPLE[signal]] ?? 0) };
@@ -197,7 +204,7 @@ function toReadings(row: Partial<MeasureRow> | undefined): SignalReadings {
 const SCOPE_GROUPINGS = {
   all: { where: '', groupBy: 'GROUP BY window_index', allAgents: 'true', agentName: "''" },
   agents: {
-    where: 'WHERE run_agent IN {scope_agents:Array(String)}',
+    where: 'run_agent IN {scope_agents:Array(String)}',
     groupBy: 'GROUP BY window_index, run_agent',
     allAgents: 'false',
     agentName: 'run_agent',
@@ -210,8 +217,12 @@ const SCOPE_GROUPINGS = {
   },
 } as const;
 
-export function selectScopedSignals(grouping: keyof typeof SCOPE_GROUPINGS): string {
-  const { where, groupBy, allAgents, agentName } = SCOPE_GROUPINGS[grouping];
+/** Scopes of one user read only that user's runs (a fixed fragment, over the runs of the window). */
+const OF_USER = 'run_user = {user_id:String}';
+
+export function selectScopedSignals(grouping: keyof typeof SCOPE_GROUPINGS, ofUser = false): string {
+  const { groupBy, allAgents, agentName } = SCOPE_GROUPINGS[grouping];
+  const where = whereAll([SCOPE_GROUPINGS[grouping].where, ofUser ? OF_USER : ''].filter(Boolean));
   return sql`
     SELECT window_index, all_agents, agent_name,
       ${selectMeasures(READING_MEASURES)}
@@ -225,54 +236,6 @@ export function selectScopedSignals(grouping: keyof typeof SCOPE_GROUPINGS): str
         i -> run_timestamp >= {window_starts:Array(DateTime64(3, 'UTC'))}[i],
         range(1, length({window_starts:Array(DateTime64(3, 'UTC'))}) + 1)) AS window_index
       ${where}
-      ${groupBy})`;
-}
-
-type ScopedRow = MeasureRow & { window_index: number; all_agents: number | boolean; agent_name: string };
-
-export function signalReader(ch: ClickHouseStore, limits: QueryLimits) {
-  return {
-    /**
-     * Each scope's signals over [at − windowSeconds, at) for one project, keyed by scopeKey; scopes without runs
-     * read 0. Runs before `retainedFrom` (past the project's retention) are left out of every window.
-     */
-    async readSignals(
-      projectId: string,
-      scopes: readonly SignalScope[],
-      at: Date,
-      retainedFrom = STORABLE_TIMES.from,
-    ): Promise<Map<string, SignalReadings>> {
-      const readings = new Map<string, SignalReadings>();
-      if (scopes.length === 0) return readings;
-      for (const scope of scopes) {
-        if (!Number.isInteger(scope.windowSeconds) || scope.windowSeconds <= 0)
-          throw new RangeError(`windowSeconds must be a positive integer: ${scope.windowSeconds}`);
-      }
-      const windows = [...new Set(scopes.map((scope) => scope.windowSeconds))].sort((a, b) => a - b);
-      const startOf = (seconds: number) =>
-        toClickHouseTime(retainedPart({ from: new Date(at.getTime() - seconds * 1000), to: at }, retainedFrom).from);
-      const agents = [...new Set(scopes.flatMap((scope) => (scope.agentName === null ? [] : [scope.agentName])))];
-      const anyAllAgents = scopes.some((scope) => scope.agentName === null);
-      const grouping = agents.length === 0 ? 'all' : anyAllAgents ? 'both' : 'agents';
-      const rows = await ch.query<ScopedRow>({
-        name: `signals.scoped_${grouping}`,
-        sql: selectScopedSignals(grouping),
-        params: {
-          project_id: projectId,
-          window_start: startOf(windows[windows.length - 1]),
-          window_end: toClickHouseTime(at),
-          window_starts: windows.map(startOf),
-          ...(grouping === 'agents' ? { scope_agents: agents } : {}),
-        },
-        limits,
-      });
-      const found = new Map<string, ScopedRow>();
-      for (const row of rows) {
-        const agentName = row.all_agents === true || row.all_agents === 1 ? null : row.agent_name;
-        found.set(scopeKey({ agentName, windowSeconds: windows[row.window_index - 1] }), row);
-      }
-      for (const scope of scopes) readings.set(scopeKey(scope), toReadings(found.get(scopeKey(scope))));
-      return readings;
-    },
-  };
+      ${groupBy})
+    ${RAW_ONLY}`;
 }

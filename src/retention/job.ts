@@ -1,9 +1,11 @@
-// Deletes what is past retention (contract §3): the runs, steps and live rows of each project that started before
-// now − retention_days, and all of those of projects that no longer exist. Run hourly: within a day holds.
+// Deletes what is past retention (contract §3): the runs, steps, live rows and scores of each project whose run started
+// before now − retention_days, and all of those of projects that no longer exist. Run hourly: within a day holds.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
+import { dropEmptiedParts } from '../db/emptied-parts';
 import type { PostgresStore } from '../db/postgres';
+import { deletionTarget } from '../db/topology';
 import { retentionCutoff } from './cutoffs';
 
 // Rows are deleted once they are this far past the cutoff: with a cutoff that moves every hour, a project that
@@ -15,6 +17,8 @@ const TABLES = [
   { table: 'runs', start: 'timestamp' },
   { table: 'run_steps', start: 'run_timestamp' },
   { table: 'live_runs', start: 'timestamp' },
+  { table: 'scores', start: 'run_timestamp' },
+  { table: 'latest_scores', start: 'run_timestamp' },
 ] as const;
 
 const SELECT_RETENTIONS = 'SELECT id, retention_days FROM projects';
@@ -24,8 +28,8 @@ const oldestPerProject = (table: string, start: string) =>
 // One lightweight DELETE per table and pass, whatever the number of projects due: each is a mutation, which waits
 // for a slot in the engine's merge pool and touches every part it matches. Rows are hidden at once and dropped from
 // disk as parts merge. A project that no longer exists loses every row; the others, those before their own cutoff.
-const DELETE_EXPIRED = (table: string, start: string) => `
-  DELETE FROM ${table}
+const DELETE_EXPIRED = (target: string, start: string) => `
+  DELETE FROM ${target}
   WHERE project_id IN {gone:Array(UUID)}
      OR (project_id IN {trimmed:Array(UUID)}
          AND ${start} < arrayElement({cutoffs:Array(DateTime64(3, 'UTC'))},
@@ -80,17 +84,20 @@ export function retentionJob({ pg, ch, clock, log }: RetentionJobDependencies) {
         if (await deleteExpired(table, start, chunk)) deleted += chunk.length;
       }
     }
+    if (deleted > 0) log.info({ deleted }, 'retention: expired rows deleted');
     return deleted;
   }
 
   async function deleteExpired(table: string, start: string, due: { projectId: string; cutoff: Date | undefined }[]) {
     const trimmed = due.filter((project) => project.cutoff);
     try {
-      await ch.command(DELETE_EXPIRED(table, start), {
+      await ch.command(DELETE_EXPIRED(deletionTarget(ch.layout, table), start), {
         gone: due.filter((project) => !project.cutoff).map((project) => project.projectId),
         trimmed: trimmed.map((project) => project.projectId),
         cutoffs: trimmed.map((project) => toClickHouseTime(project.cutoff!)),
       });
+      // A deleted project's parts, an expired stretch's: emptied whole, they would keep `runs` from merging.
+      if (table === 'runs') await dropEmptiedParts(ch, table);
       return true;
     } catch (error) {
       log.warn(

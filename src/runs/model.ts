@@ -48,6 +48,9 @@ export const runSchema = z
     total_tokens: count,
     total_cost_usd: z.number(),
     metadata: z.array(z.number()),
+    session_id: z.string().nullable(),
+    user_id: z.string().nullable(),
+    tags: z.array(z.string()),
   })
   .meta({ id: 'Run' });
 export type Run = z.infer<typeof runSchema>;

@@ -1,16 +1,28 @@
 // HTTP declarations for reading back one run and its steps.
 import { z } from 'zod';
+import { fromClickHouseTime } from '../db/clickhouse';
 import { notFound } from '../errors';
 import { defineRoute } from '../http/route';
 import { pathParams, timestamp } from '../http/schemas';
+import type { RetainedFrom } from '../retention/cutoffs';
 import { runSchema, stepOutSchema } from './model';
-import type { FlushBarrier, RunStore } from './store';
+import type { FlushBarrier, LatestRunRow, RunStore } from './store';
 import { toRun, toStep } from './tables';
 
 const tag = 'Runs';
 const params = pathParams('projectID', 'runID');
 
-export function runRoutes(runs: RunStore, flushed: FlushBarrier) {
+export function runRoutes(runs: RunStore, flushed: FlushBarrier, retainedFrom: RetainedFrom) {
+  /**
+   * The run in its latest state, or 404: also for a run past its project's retention (contract §3), which is gone
+   * for every read, its steps included, whether or not the deletion job has reached it yet.
+   */
+  async function readableRun(projectId: string, id: string, at?: Date): Promise<LatestRunRow> {
+    const row = await runs.findLatest(projectId, id, at);
+    if (!row || fromClickHouseTime(row.timestamp) < (await retainedFrom(projectId))) throw notFound('run');
+    return row;
+  }
+
   // Route declarations are a table: the route, then its checks and schemas, then its handler, a line or two each.
   // prettier-ignore
   return [
@@ -21,9 +33,7 @@ export function runRoutes(runs: RunStore, flushed: FlushBarrier) {
       response: runSchema,
       handler: async ({ params, query }) => {
         await flushed(params.projectID);
-        const row = await runs.findLatest(params.projectID, params.runID, query.timestamp);
-        if (!row) throw notFound('run');
-        return toRun(row);
+        return toRun(await readableRun(params.projectID, params.runID, query.timestamp));
       },
     }),
     defineRoute({
@@ -33,7 +43,7 @@ export function runRoutes(runs: RunStore, flushed: FlushBarrier) {
       handler: async ({ params, query }) => {
         const key = { projectId: params.projectID, id: params.runID, timestamp: query.timestamp };
         await flushed(key.projectId);
-        if (!(await runs.findLatest(key.projectId, key.id, key.timestamp))) throw notFound('run');
+        await readableRun(key.projectId, key.id, key.timestamp);
         return (await runs.readSteps(key)).map(toStep);
       },
     }),

@@ -19,10 +19,19 @@ export interface RunTotals {
   total_cost_usd: number;
   tool_calls: number;
   tool_names: string[];
+  /** The distinct models of the run's llm steps (contract §11's model filter). */
+  models: string[];
+}
+
+/** What a run says of where it belongs (contract §10); '' is "none" (the API's null). */
+export interface RunLabels {
+  session_id: string;
+  user_id: string;
+  tags: string[];
 }
 
 /** A row of `live_runs`: a run that has started and not (yet) finished. */
-export interface LiveRunRow extends RunTotals {
+export interface LiveRunRow extends RunTotals, RunLabels {
   project_id: string;
   timestamp: string;
   id: string;
@@ -85,8 +94,8 @@ const everyColumnOf =
   ): Columns =>
     columns;
 
-/** The totals' columns, which both run tables carry in this order. */
-const RUN_TOTALS_COLUMNS = everyColumnOf<RunTotals>()([
+/** The totals' columns, which both run tables carry in this order; `models`, added later, goes last (below). */
+const RUN_TOTALS_COLUMNS = everyColumnOf<Omit<RunTotals, 'models'>>()([
   'loop_detected',
   'loop_step_index',
   'total_steps',
@@ -96,9 +105,13 @@ const RUN_TOTALS_COLUMNS = everyColumnOf<RunTotals>()([
   'tool_names',
 ]);
 
+/** The labels' columns, which both run tables carry last. */
+export const RUN_LABEL_COLUMNS = everyColumnOf<RunLabels>()(['session_id', 'user_id', 'tags']);
+
 // Each list is the ingest log's line format (ingest/records.ts): lines are read back and inserted by position, so a
-// version with other lists starts on a drained log (a clean stop flushes it). Every list starts with the row's start
-// time, the table's partition key: the flusher reads a line's partition off its first characters without parsing it.
+// list that changes takes a new tag there, and lines of the old list are read as that list (a column added goes at
+// the end, and older lines lack it). Every list starts with the row's start time, the table's partition key: the
+// flusher reads a line's partition off its first characters without parsing it.
 export const LIVE_RUN_COLUMNS = everyColumnOf<LiveRunRow>()([
   'timestamp',
   'project_id',
@@ -109,6 +122,8 @@ export const LIVE_RUN_COLUMNS = everyColumnOf<LiveRunRow>()([
   'input',
   'metadata',
   ...RUN_TOTALS_COLUMNS,
+  ...RUN_LABEL_COLUMNS,
+  'models',
 ]);
 export const FINISHED_RUN_COLUMNS = everyColumnOf<FinishedRunRow>()([
   'timestamp',
@@ -124,6 +139,8 @@ export const FINISHED_RUN_COLUMNS = everyColumnOf<FinishedRunRow>()([
   'termination_detail',
   ...RUN_TOTALS_COLUMNS,
   'metadata',
+  ...RUN_LABEL_COLUMNS,
+  'models',
 ]);
 export const REPLACING_RUN_COLUMNS = everyColumnOf<VersionedRunRow>()([...FINISHED_RUN_COLUMNS, 'version']);
 export const STEP_COLUMNS = everyColumnOf<StepRow>()([
@@ -223,6 +240,9 @@ export function toRun(row: RunColumns | FinishedRunRow): Run {
     total_tokens: Number(row.total_tokens),
     total_cost_usd: Number(row.total_cost_usd),
     metadata: row.metadata,
+    session_id: row.session_id || null,
+    user_id: row.user_id || null,
+    tags: row.tags,
   };
 }
 

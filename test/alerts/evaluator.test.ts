@@ -5,7 +5,8 @@ import { createAlerts } from '../../src/alerts';
 import { alertEvaluator } from '../../src/alerts/evaluator';
 import { EVALUATOR_LOCK_KEY } from '../../src/alerts/queries';
 import { createReports } from '../../src/reports';
-import { signalReader, type SignalScope } from '../../src/reports/signals';
+import { signalReader } from '../../src/reports/signal-reader';
+import type { SignalScope } from '../../src/reports/signals';
 import { retentionCutoffs } from '../../src/retention/cutoffs';
 import { startTestApp, type TestApp } from '../support/app';
 import { alertProject, deliveryOf, runsNow, type AlertEventBody } from './helpers';
@@ -76,7 +77,7 @@ describe('state table', () => {
       severity: 'warning',
       suppressed_count: 0,
       created_at: nowIso(),
-      notification: { status: 'queued', attempts: 0, last_status_code: null },
+      notification: { status: 'queued', attempts: 0, last_status_code: null, last_error: null },
     });
   });
 
@@ -98,7 +99,7 @@ describe('state table', () => {
       sample_count: 0,
       reason: 'no_data',
       window_end: nowIso(),
-      notification: { status: 'queued', attempts: 0, last_status_code: null },
+      notification: { status: 'queued', attempts: 0, last_status_code: null, last_error: null },
     });
   });
 
@@ -394,8 +395,8 @@ describe('evaluator', () => {
       pg: app.stores.pg,
       clock: app.clock,
       log: pino({ level: 'silent' }),
-      signals,
-      config: { webhookDenyPrivate: false, publicUrl: undefined },
+      signals: { ...signals, readScoreMean: app.scores.readScoreMean },
+      config: { webhookDenyPrivate: false, webhookAllowHosts: [], publicUrl: undefined },
     });
     app.clock.advance(60);
     expect(await restarted.evaluateRound(app.clock.now(), { projectIds: [p.project.id] })).toMatchObject({
@@ -419,6 +420,7 @@ describe('evaluator', () => {
     const evaluator = alertEvaluator({
       pg: app.stores.pg,
       log: pino({ level: 'silent' }),
+      readScoreMean: app.scores.readScoreMean,
       signals: {
         readSignals: (projectId, scopes, at) => {
           calls.push({ projectId, scopes });
@@ -448,6 +450,7 @@ describe('evaluator', () => {
     const evaluator = alertEvaluator({
       pg: app.stores.pg,
       log: pino({ level: 'silent' }),
+      readScoreMean: app.scores.readScoreMean,
       signals: {
         // An admin raises the threshold while the round reads ClickHouse, with no transaction open.
         readSignals: async (projectId, scopes, at) => {

@@ -100,7 +100,7 @@ export interface AlertEventBody {
   severity: string;
   suppressed_count: number;
   created_at: string;
-  notification: { status: string; attempts: number; last_status_code: number | null } | null;
+  notification: { status: string; attempts: number; last_status_code: number | null; last_error: string | null } | null;
 }
 
 /** A whole finished run, started `secondsAgo` before `now`, for the batch endpoint. */

@@ -2,14 +2,14 @@
 // worker posting to a real receiver, and each delivery's outcome in the rule's events history.
 import { randomUUID } from 'node:crypto';
 import { verifyWebhook } from '../../src/alerts/notify/signature';
-import { startTestApp, type TestApp } from '../support/app';
+import { startTestApp, type TestApp, LOCAL_RECEIVER } from '../support/app';
 import { alertProject, runsNow, type AlertProject } from './helpers';
 import { startReceiver, type Receiver } from './notify-helpers';
 
 let app: TestApp;
 let receiver: Receiver;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp(LOCAL_RECEIVER);
   receiver = await startReceiver();
 });
 afterAll(async () => {
@@ -65,10 +65,10 @@ it('signs a per_run notification with the secret the create response showed; the
 
   const [event] = await project.eventList(created.body.id);
   expect(event.id).toBe(request.headers['webhook-id']);
-  expect(event.notification).toEqual({ status: 'sent', attempts: 1, last_status_code: 200 });
+  expect(event.notification).toEqual({ status: 'sent', attempts: 1, last_status_code: 200, last_error: null });
 });
 
-it('shows a failing delivery as queued with its attempts and last status code, then failed', async () => {
+it('shows a failing delivery as queued with its attempts, last status code and why, then failed', async () => {
   const project = await alertProject(app);
   const path = `/hooks/${randomUUID()}`;
   const rule = await project.rule({
@@ -83,7 +83,7 @@ it('shows a failing delivery as queued with its attempts and last status code, t
   const [firing] = await project.eventList(rule.id);
   expect(firing).toMatchObject({
     kind: 'firing',
-    notification: { status: 'queued', attempts: 0, last_status_code: null },
+    notification: { status: 'queued', attempts: 0, last_status_code: null, last_error: null },
   });
 
   receiver.replyTo(path, { status: 503 }, { status: 410, body: 'gone' });
@@ -92,6 +92,7 @@ it('shows a failing delivery as queued with its attempts and last status code, t
     status: 'queued',
     attempts: 1,
     last_status_code: 503,
+    last_error: 'HTTP 503',
   });
   app.clock.advance(10);
   await deliver(project);
@@ -99,6 +100,7 @@ it('shows a failing delivery as queued with its attempts and last status code, t
     status: 'failed',
     attempts: 2,
     last_status_code: 410,
+    last_error: 'HTTP 410: gone',
   });
   expect(new Set(receiver.receivedOn(path).map((request) => request.headers['webhook-id']))).toEqual(
     new Set([firing.id]),
@@ -129,5 +131,6 @@ it('posts a Slack message for a rule made with the API', async () => {
     status: 'sent',
     attempts: 1,
     last_status_code: 200,
+    last_error: null,
   });
 });

@@ -1,6 +1,6 @@
 // Slack notifications end to end: the message a real receiver gets, and one message per second per webhook URL.
 import { randomUUID } from 'node:crypto';
-import { startTestApp, type TestApp } from '../support/app';
+import { startTestApp, type TestApp, LOCAL_RECEIVER } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import { insertQueuedEvent, insertRule, readDelivery, startReceiver, type Receiver } from './notify-helpers';
 
@@ -8,7 +8,7 @@ const PUBLIC_URL = 'https://runwatch.example.com';
 let app: TestApp;
 let receiver: Receiver;
 beforeAll(async () => {
-  app = await startTestApp({ PUBLIC_URL });
+  app = await startTestApp({ PUBLIC_URL, ...LOCAL_RECEIVER });
   receiver = await startReceiver();
 });
 afterAll(async () => {

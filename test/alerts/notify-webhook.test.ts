@@ -5,7 +5,7 @@ import pino from 'pino';
 import { alertEventSchema, alertRuleSchema } from '../../src/alerts/schemas';
 import { verifyWebhook } from '../../src/alerts/notify/signature';
 import { createNotifier } from '../../src/alerts/notify/worker';
-import { startTestApp, type TestApp } from '../support/app';
+import { startTestApp, type TestApp, LOCAL_RECEIVER } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
   closedPortUrl,
@@ -22,7 +22,7 @@ import {
 let app: TestApp;
 let receiver: Receiver;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp(LOCAL_RECEIVER);
   receiver = await startReceiver();
 });
 afterAll(async () => {
@@ -116,7 +116,7 @@ it('posts a signed alert.firing with the masked rule and the event, and records 
     run_id: null,
     severity: 'critical',
     suppressed_count: 0,
-    notification: { status: 'queued', attempts: 1, last_status_code: null },
+    notification: { status: 'queued', attempts: 1, last_status_code: null, last_error: null },
   });
 
   expect(await readDelivery(app, event.id)).toMatchObject({
@@ -202,6 +202,7 @@ it('retries a 503 with backoff, keeping the webhook-id, and records the 200', as
     status: 'queued',
     attempts: 2,
     last_status_code: 503,
+    last_error: 'HTTP 503: down for maintenance',
   });
 });
 

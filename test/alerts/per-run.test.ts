@@ -57,7 +57,7 @@ describe('per_run signals', () => {
       severity: 'warning',
       suppressed_count: 0,
       created_at: now.toISOString(),
-      notification: { status: 'queued', attempts: 0, last_status_code: null },
+      notification: { status: 'queued', attempts: 0, last_status_code: null, last_error: null },
     });
     expect(await p.state(rule.id)).toBe('inactive');
   });

@@ -167,25 +167,26 @@ describe('who may do what', () => {
   });
 });
 
-describe('WEBHOOK_DENY_PRIVATE', () => {
-  // The same stores, served by an app configured to refuse private addresses.
-  let strict: supertest.Agent;
-  beforeAll(() => {
-    strict = supertest.agent(anotherService(app, { webhookDenyPrivate: true }).app);
-  });
-
+describe('where notifications may go: public addresses, unless WEBHOOK_ALLOW_HOSTS lists them', () => {
   it.each([
     ['loopback', 'http://127.0.0.1:8080/hook'],
     ['localhost', 'http://localhost/hook'],
+    ['loopback in hex', 'http://0x7f.1/hook'],
+    ['loopback as one number', 'http://2130706433/hook'],
+    ['loopback, short', 'http://127.1/hook'],
+    ['unspecified', 'http://0.0.0.0/hook'],
     ['RFC 1918', 'https://10.1.2.3/hook'],
     ['RFC 1918 (192.168)', 'https://192.168.1.20/hook'],
+    ['CGNAT', 'https://100.64.0.1/hook'],
     ['link-local (cloud metadata)', 'http://169.254.169.254/latest'],
     ['IPv6 loopback', 'http://[::1]:9000/hook'],
     ['IPv4-mapped IPv6', 'http://[::ffff:127.0.0.1]/hook'],
+    ['6to4 of loopback', 'http://[2002:7f00:1::1]/hook'],
+    ['NAT64 of metadata', 'http://[64:ff9b::a9fe:a9fe]/hook'],
     ['IPv6 unique local', 'http://[fd00::1]/hook'],
   ])('refuses a %s URL at creation (400)', async (_label, url) => {
     const p = await alertProject(app);
-    const res = await strict
+    const res = await app.http
       .post(p.base)
       .set(bearer(p.admin.token))
       .send(webhookRule({ channel_config: { url } }));
@@ -194,25 +195,38 @@ describe('WEBHOOK_DENY_PRIVATE', () => {
 
   it('refuses a private Slack URL, and a PATCH to a private URL', async () => {
     const p = await alertProject(app);
-    const slack = await strict
-      .post(p.base)
-      .set(bearer(p.admin.token))
-      .send(webhookRule({ channel: 'slack', channel_config: { webhook_url: 'http://10.0.0.8/slack' } }));
-    expectFieldError(slack, 'channel_config.webhook_url');
-    const created = await strict
-      .post(p.base)
-      .set(bearer(p.admin.token))
-      .send(webhookRule({ channel_config: { url: 'https://93.184.215.14/hook' } }));
+    expectFieldError(
+      await p.create(webhookRule({ channel: 'slack', channel_config: { webhook_url: 'http://10.0.0.8/slack' } })),
+      'channel_config.webhook_url',
+    );
+    const created = await p.create(webhookRule({ channel_config: { url: 'https://93.184.215.14/hook' } }));
     expect(created.status).toBe(201);
-    const patched = await strict
+    const patched = await app.http
       .patch(`${p.base}/${created.body.id}`)
       .set(bearer(p.admin.token))
       .send({ channel_config: { url: 'http://127.0.0.1/x' } });
     expectFieldError(patched, 'channel_config.url');
   });
 
-  it('allows private addresses by default', async () => {
+  it('takes the private addresses WEBHOOK_ALLOW_HOSTS lists, and all with WEBHOOK_DENY_PRIVATE=false', async () => {
     const p = await alertProject(app);
-    expect((await p.create(webhookRule({ channel_config: { url: 'http://127.0.0.1:8080/hook' } }))).status).toBe(201);
+    const intranet = supertest.agent(
+      anotherService(app, { webhookAllowHosts: ['localhost', '10.0.0.0/8', '::1', '*.corp.example'] }).app,
+    );
+    const create = (agent: supertest.Agent, url: string) =>
+      agent
+        .post(p.base)
+        .set(bearer(p.admin.token))
+        .send(webhookRule({ channel_config: { url } }));
+    for (const url of [
+      'http://localhost:8080/hook',
+      'http://10.9.8.7/hook',
+      'http://[::1]/hook',
+      'http://a.corp.example/',
+    ])
+      expect((await create(intranet, url)).status).toBe(201);
+    expectFieldError(await create(intranet, 'http://192.168.1.1/hook'), 'channel_config.url');
+    const open = supertest.agent(anotherService(app, { webhookDenyPrivate: false }).app);
+    expect((await create(open, 'http://127.0.0.1:8080/hook')).status).toBe(201);
   });
 });

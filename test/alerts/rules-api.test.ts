@@ -33,6 +33,7 @@ describe('create', () => {
       project_id: p.project.id,
       name: 'too few runs',
       agent_name: null,
+      user_id: null,
       signal: 'total_runs',
       class: 'aggregate',
       comparator: 'lt',

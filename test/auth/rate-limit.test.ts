@@ -1,12 +1,11 @@
-// Rate limits of register/login (contract section 2) with small limits: per client address, and failed logins per
-// e-mail.
+// Rate limits of register/login (contract section 2) with small limits: per client address. Failed logins are
+// throttled apart (login-throttle.test.ts).
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
 import { expectError } from '../support/assertions';
 import { uniqueEmail } from '../support/fixtures';
 
 const PER_MINUTE = 3;
-const FAILURES_PER_EMAIL = 2;
 const PASSWORD = 'correct horse battery';
 
 let app: TestApp;
@@ -14,7 +13,6 @@ beforeAll(async () => {
   // TRUST_PROXY lets each test be its own client address (X-Forwarded-For), so the tests do not share a budget.
   app = await startTestApp({
     AUTH_RATE_LIMIT_PER_MINUTE: String(PER_MINUTE),
-    LOGIN_FAILURES_PER_EMAIL: String(FAILURES_PER_EMAIL),
     TRUST_PROXY: 'true',
   });
 });
@@ -105,96 +103,5 @@ describe(`register and login: ${PER_MINUTE} per minute per client address`, () =
       .then((res) => res.body);
     for (let i = 0; i < PER_MINUTE + 2; i += 1)
       await app.http.get('/auth/me').set(client).set('Authorization', `Bearer ${token}`).expect(200);
-  });
-});
-
-describe(`failed logins: ${FAILURES_PER_EMAIL} per e-mail per 15 minutes`, () => {
-  it(`after ${FAILURES_PER_EMAIL} failures the e-mail gets 429, right password or not, from any address`, async () => {
-    const { user } = await registerQuietly();
-    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1) {
-      const res = await app.http
-        .post('/auth/login')
-        .set(newClient())
-        .send({ email: user.email, password: 'wrong password' });
-      expect(res.status).toBe(401);
-    }
-    expectRateLimited(
-      await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }),
-      15 * 60,
-    );
-  });
-
-  it('the block ends 15 minutes after the first failure', async () => {
-    const { user } = await registerQuietly();
-    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1)
-      await app.http
-        .post('/auth/login')
-        .set(newClient())
-        .send({ email: user.email, password: 'nope nope' })
-        .expect(401);
-    app.clock.advance(10 * 60);
-    expectRateLimited(
-      await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }),
-      5 * 60,
-    );
-    app.clock.advance(5 * 60);
-    await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }).expect(200);
-  });
-
-  it('counts per normalized e-mail: failures in other case and with whitespace count for the address', async () => {
-    const { user } = await registerQuietly();
-    await app.http
-      .post('/auth/login')
-      .set(newClient())
-      .send({ email: user.email.toUpperCase(), password: 'wrong password' })
-      .expect(401);
-    await app.http
-      .post('/auth/login')
-      .set(newClient())
-      .send({ email: ` ${user.email} `, password: 'wrong password' })
-      .expect(401);
-    expect(
-      (await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD })).status,
-    ).toBe(429);
-  });
-
-  it('a successful login does not reset the failure count', async () => {
-    const { user } = await registerQuietly();
-    await app.http
-      .post('/auth/login')
-      .set(newClient())
-      .send({ email: user.email, password: 'wrong password' })
-      .expect(401);
-    await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }).expect(200);
-    await app.http
-      .post('/auth/login')
-      .set(newClient())
-      .send({ email: user.email, password: 'wrong password' })
-      .expect(401);
-    expect(
-      (await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD })).status,
-    ).toBe(429);
-  });
-
-  it('limits unknown e-mails the same way, and leaves other e-mails alone', async () => {
-    const unknown = uniqueEmail('ghost');
-    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1)
-      await app.http.post('/auth/login').set(newClient()).send({ email: unknown, password: PASSWORD }).expect(401);
-    expect(
-      (await app.http.post('/auth/login').set(newClient()).send({ email: unknown, password: PASSWORD })).status,
-    ).toBe(429);
-    const { user } = await registerQuietly();
-    await app.http.post('/auth/login').set(newClient()).send({ email: user.email, password: PASSWORD }).expect(200);
-  });
-
-  it('does not block the existing sessions of the address', async () => {
-    const { user, token } = await registerQuietly();
-    for (let i = 0; i < FAILURES_PER_EMAIL; i += 1)
-      await app.http
-        .post('/auth/login')
-        .set(newClient())
-        .send({ email: user.email, password: 'wrong password' })
-        .expect(401);
-    await app.http.get('/auth/me').set('Authorization', `Bearer ${token}`).expect(200);
   });
 });

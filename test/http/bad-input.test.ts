@@ -1,7 +1,9 @@
 // Bad input of every kind gets a clear 400 (or the 401 a broken session deserves), never a 500 or a 503 (contract
 // §1): lone UTF-16 surrogates anywhere, NUL characters in what Postgres stores, times and amounts the store cannot
-// hold or sum, paging past exact integers, query integers that are not decimal, and values the store refuses.
+// hold or sum, paging past exact integers, query integers that are not decimal, values the store refuses, and bytes
+// that are not UTF-8.
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { startTestApp, type TestApp } from '../support/app';
 import { expectError, expectFieldError } from '../support/assertions';
 import { bearer, setUpProject, uniqueEmail } from '../support/fixtures';
@@ -212,6 +214,54 @@ describe('paging and query integers', () => {
     expectFieldError(await events('offset=9007199254740991'), 'offset');
     expectFieldError(await events('limit=0x10'), 'limit');
     expect((await events(`offset=${Number.MAX_SAFE_INTEGER - 1000}`)).body).toEqual([]);
+  });
+});
+
+describe('a JSON body with bytes that are not UTF-8 is a 400 malformed_json on every route, and stores nothing', () => {
+  const otlpSpanOf = (service: string) =>
+    JSON.stringify({
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
+          scopeSpans: [{ spans: [{ traceId: `${'0'.repeat(31)}1`, spanId: `${'0'.repeat(15)}1`, name: 'chat' }] }],
+        },
+      ],
+    });
+  // {"…":"A\xff\xfeB"}: a lenient decoder would store "A\ufffd\ufffdB".
+  const invalid = (json: string) => {
+    const [before, after] = json.split('A~B');
+    return Buffer.concat([Buffer.from(`${before}A`), Buffer.from([0xff, 0xfe]), Buffer.from(`B${after}`)]);
+  };
+  const post = (path: string, body: Buffer, auth: Record<string, string> = {}, encoding?: string) => {
+    // The bytes as they are: superagent would serialize a Buffer sent as JSON.
+    const req = app.http
+      .post(path)
+      .set(auth)
+      .set('Content-Type', 'application/json')
+      .serialize((bytes: unknown) => bytes as string);
+    return encoding ? req.set('Content-Encoding', encoding).send(gzipSync(body)) : req.send(body);
+  };
+  const cases: [string, () => Promise<import('supertest').Response>][] = [
+    ['register', () => post('/auth/register', invalid(`{"email":"${uniqueEmail()}","password":"A~B-long-enough"}`))],
+    ['organization', () => post('/admin/orgs', invalid('{"name":"A~B"}'), bearer(p.admin.token))],
+    ['run start', () => post('/ingest/agent/runs', invalid('{"agent_name":"A~B"}'), bearer(p.key))],
+    ['run start, gzip', () => post('/ingest/agent/runs', invalid('{"agent_name":"A~B"}'), bearer(p.key), 'gzip')],
+    ['batch', () => post('/ingest/agent/runs/batch', invalid('{"runs":[{"agent_name":"A~B"}]}'), bearer(p.key))],
+    ['rule', () => post(rules(), invalid(JSON.stringify(rule({ name: 'A~B' }))), bearer(p.admin.token))],
+    // A span of a service named A~B: a lenient decoder would make its run's agent "A\ufffd\ufffdB".
+    ['OTLP/JSON export', () => post('/v1/traces', invalid(otlpSpanOf('A~B')), bearer(p.key))],
+  ];
+  it.each(cases)('%s', async (_, send) => {
+    const res = await send();
+    expectError(res, 400, 'malformed_json');
+    expect(res.body.error.message).toMatch(/UTF-8/);
+  });
+
+  it('no run was stored by them', async () => {
+    const to = new Date(app.clock.now().getTime() + 60_000).toISOString();
+    const runs = await app.http.get(`/projects/${p.project.id}/agent/runs`).query({ to }).set(bearer(p.key));
+    expect(runs.status).toBe(200);
+    expect(runs.body.filter((run: { agent_name: string }) => run.agent_name.includes('\ufffd'))).toEqual([]);
   });
 });
 

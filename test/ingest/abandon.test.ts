@@ -63,6 +63,9 @@ it('marks a run still running RUN_ABANDON_AFTER past its start abandoned (status
     total_tokens: 12,
     total_cost_usd: 0.5,
     metadata: [3],
+    session_id: null,
+    user_id: null,
+    tags: [],
   };
   expect(mine[0]).toEqual(expected);
   expect(await readRun(app, key, project.id, run)).toEqual(expected);

@@ -1,5 +1,6 @@
 // POST /ingest/agent/runs/batch (contract §4): starts and whole runs at once, one result per item, partial success.
 import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../../src/ids';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
@@ -135,6 +136,9 @@ describe('success', () => {
       total_tokens: 55,
       total_cost_usd: 0.75,
       metadata: [1],
+      session_id: null,
+      user_id: null,
+      tags: [],
     });
     expect((await getRun(app, key, project.id, whole.id)).body.status).toBe('completed');
     const steps = (await getSteps(app, key, project.id, whole.id, timestamp)).body;
@@ -288,6 +292,23 @@ describe('partial success', () => {
     ]);
   });
 
+  it('metadata as labels ({"env":"prod"}, as docs/ingest.md warns) fails its own item, not the others', async () => {
+    const { key } = await setUpProject(app);
+    const res = await postBatch(app, key, [
+      { agent_name: 'a', metadata: { env: 'prod' } },
+      { agent_name: 'b', metadata: [1, 0.5] },
+    ]);
+    expect(res.body.results).toEqual([
+      {
+        error: {
+          code: 'validation_failed',
+          message: 'metadata: Invalid input: expected array, received object',
+        },
+      },
+      { id: expect.any(String), timestamp: expect.any(String) },
+    ]);
+  });
+
   it('a non-finite number (a raw 1e999) fails only its own item', async () => {
     const { project, key } = await setUpProject(app);
     const id = randomUUID();
@@ -380,6 +401,28 @@ describe('failures of the whole batch', () => {
 });
 
 describe('idempotent retries', () => {
+  it('takes the start time of an item with a UUIDv7 id and no timestamp from the id: retries are one run', async () => {
+    const { project, key } = await setUpProject(app);
+    const startedAt = app.clock.now().getTime() - 3000;
+    const items = [
+      { agent_name: 'a', id: uuidv7(startedAt) },
+      { agent_name: 'a', id: uuidv7(startedAt + 1), status: 'completed', steps: [llm(0, 'x', { tokens: 2 })] },
+    ];
+    const first = await postBatch(app, key, items);
+    app.clock.advance(2);
+    const again = await postBatch(app, key, items);
+    for (const res of [first, again]) {
+      expect(res.status).toBe(200);
+      expect(res.body.results).toEqual([
+        { id: items[0].id, timestamp: new Date(startedAt).toISOString() },
+        { id: items[1].id, timestamp: new Date(startedAt + 1).toISOString() },
+      ]);
+    }
+    expect(await liveRowCount(app, project.id, items[0].id)).toBe(1);
+    expect(await finishedRowCount(app, project.id, items[1].id)).toBe(1);
+    expect(await listRuns(app, key, project.id)).toMatchObject({ total: 2 });
+  });
+
   it('a batch of whole runs sent again stores no duplicates', async () => {
     const { project, key } = await setUpProject(app);
     const timestamp = at(app, -60_000);

@@ -233,10 +233,16 @@ class RunReader {
     private readonly key: string,
   ) {}
 
+  /** A read, asked again after Retry-After while the restarted service answers 503 (its replay still flushing). */
   async get<T>(pathname: string, query: Record<string, string>) {
     const url = `${this.url}/projects/${this.projectId}${pathname}?${new URLSearchParams(query)}`;
-    const res = await fetch(url, { headers: { authorization: `Bearer ${this.key}` } });
-    return { status: res.status, total: res.headers.get('x-total-count'), body: (await res.json()) as T };
+    for (let attempt = 1; ; attempt += 1) {
+      const res = await fetch(url, { headers: { authorization: `Bearer ${this.key}` } });
+      const body = (await res.json()) as T;
+      if (res.status !== 503 || attempt === 10)
+        return { status: res.status, total: res.headers.get('x-total-count'), body };
+      await new Promise((resume) => setTimeout(resume, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+    }
   }
 
   /** Every run of the hours around now, page by page, with the X-Total-Count of each page. */

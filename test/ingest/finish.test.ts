@@ -73,6 +73,9 @@ describe('success', () => {
       total_tokens: 120,
       total_cost_usd: 0.75,
       metadata: [7, 8],
+      session_id: null,
+      user_id: null,
+      tags: [],
     };
     expect(res.body).toEqual(expected);
     expect((await getRun(app, key, project.id, run.id, run.timestamp)).body).toEqual(expected);

@@ -81,6 +81,21 @@ describe('read-your-writes', () => {
       steps: 2,
     });
   });
+  it('a read waits for the flush under way when it holds its writes, not for the next one', async () => {
+    const [mine, other] = [await setUpProject(app), await setUpProject(app)];
+    await startRun(app, mine.key);
+    // A flush starts with my run in it; another project's run is acknowledged while it runs.
+    const underWay = app.writer.flushedAll();
+    const later = startRun(app, other.key);
+    await app.writer.flushed(mine.project.id);
+    expect(await rowCount('live_runs', mine.project.id)).toBe(1);
+    await later;
+    await underWay;
+    // The run acknowledged after the flush began waits for a flush of its own: the read did not start one for it.
+    expect(await rowCount('live_runs', other.project.id)).toBe(0);
+    await app.writer.flushed(other.project.id);
+    expect(await rowCount('live_runs', other.project.id)).toBe(1);
+  });
 });
 
 describe('restart', () => {
@@ -219,6 +234,7 @@ describe('bad rows', () => {
       replaced: [],
       steps: [],
       traces: [],
+      scores: [],
       live: [
         {
           project_id: mine.project.id,
@@ -236,6 +252,10 @@ describe('bad rows', () => {
           total_cost_usd: 0,
           tool_calls: 0,
           tool_names: [],
+          models: [],
+          session_id: '',
+          user_id: '',
+          tags: [],
         },
       ],
     });

@@ -1,5 +1,6 @@
 // POST /ingest/agent/runs (contract §4): starting a run, its defaults, its validation and idempotent retries.
 import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../../src/ids';
 import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
@@ -67,6 +68,9 @@ describe('success', () => {
       total_tokens: 0,
       total_cost_usd: 0,
       metadata: [],
+      session_id: null,
+      user_id: null,
+      tags: [],
     });
   });
 
@@ -259,6 +263,38 @@ describe('idempotent retries', () => {
       input: 'hello',
       metadata: [1],
     });
+  });
+
+  it('takes the start time of a UUIDv7 id sent without a timestamp from the id: a retry is the same run', async () => {
+    const { project, key } = await setUpProject(app);
+    const startedAt = new Date(app.clock.now().getTime() - 1500);
+    const body = { agent_name: 'a', id: uuidv7(startedAt.getTime()) };
+    const first = await start(key, body);
+    app.clock.advance(2);
+    const retry = await start(key, body);
+    for (const res of [first, retry]) {
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ id: body.id, timestamp: startedAt.toISOString() });
+    }
+    expect(await liveRowCount(app, project.id, body.id)).toBe(1);
+    expect(await listRuns(app, key, project.id)).toMatchObject({ total: 1, ids: [body.id] });
+  });
+
+  it('refuses a UUIDv7 id alone whose time is too far ahead or too old, naming the id', async () => {
+    const { project, key } = await setUpProject(app);
+    const now = app.clock.now().getTime();
+    for (const offsetMs of [10 * 60_000, -(app.config.runAbandonAfterSeconds * 1000 + 60_000)]) {
+      const res = await start(key, { agent_name: 'a', id: uuidv7(now + offsetMs) });
+      expectFieldError(res, 'id');
+      expect(res.body.error.message).toContain('UUIDv7');
+    }
+    expect(await listRuns(app, key, project.id)).toMatchObject({ total: 0 });
+  });
+
+  it('takes the server clock for a start whose id is not a UUIDv7 and that sends no timestamp', async () => {
+    const { key } = await setUpProject(app);
+    const res = await start(key, { agent_name: 'a', id: randomUUID() });
+    expect(res.body.timestamp).toBe(app.clock.now().toISOString());
   });
 
   it('a retried start does not undo the steps the run received since', async () => {

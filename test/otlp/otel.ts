@@ -65,10 +65,10 @@ export function runOf(span: ReadableSpan) {
   };
 }
 
-export function tracing(serviceName = 'support-bot') {
+export function tracing(serviceName = 'support-bot', resourceAttributes: Attributes = {}) {
   const memory = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': serviceName }),
+    resource: resourceFromAttributes({ 'service.name': serviceName, ...resourceAttributes }),
     spanProcessors: [new SimpleSpanProcessor(memory)],
   });
   const tracer = provider.getTracer('runwatch-tests');

@@ -27,12 +27,29 @@ const mountPoint = fs.mkdtempSync(path.join(os.tmpdir(), 'runwatch-full-disk-'))
 const mounted = mountTmpfs(mountPoint, FILESYSTEM_SIZE);
 if (!mounted) fs.rmSync(mountPoint, { recursive: true });
 
-/** Takes every free block of the filesystem. */
-function fillDisk(): string {
-  const filler = path.join(mountPoint, 'filler');
-  const { bavail, bsize } = fs.statfsSync(mountPoint);
-  execFileSync('fallocate', ['-l', String(bavail * bsize), filler]);
-  return filler;
+// Attempts at taking the free space: each fails only when the service wrote meanwhile (a few in a thousand).
+const MAX_FILL_ATTEMPTS = 50;
+
+/**
+ * Takes every free block of the filesystem, into filler files. The service writes while this runs (its flusher,
+ * its embedded stores), so the room free when measured may be gone a moment later and `fallocate` refuse it
+ * (ENOSPC): then the room left is measured again and taken by another file, until none is left.
+ */
+function fillDisk(): string[] {
+  const fillers: string[] = [];
+  for (let attempt = 0; attempt < MAX_FILL_ATTEMPTS; attempt += 1) {
+    const { bavail, bsize } = fs.statfsSync(mountPoint);
+    if (bavail === 0) return fillers;
+    const filler = path.join(mountPoint, `filler-${attempt}`);
+    try {
+      execFileSync('fallocate', ['-l', String(bavail * bsize), filler], { stdio: 'pipe' });
+      fillers.push(filler);
+    } catch (error) {
+      if (!String((error as { stderr?: Buffer }).stderr).includes('No space left on device')) throw error;
+      fs.rmSync(filler, { force: true });
+    }
+  }
+  throw new Error(`the filesystem still had free blocks after ${MAX_FILL_ATTEMPTS} attempts at filling it`);
 }
 
 interface Answer {
@@ -91,7 +108,7 @@ interface Answer {
     expect(before.status).toBe(201);
 
     // Writes into blocks already allocated still succeed (and are kept); the first that needs a new one is refused.
-    const filler = fillDisk();
+    const fillers = fillDisk();
     expectUnavailable(await call('GET', '/readyz'));
     const starts = await writeUntilRefused(
       () => call('POST', '/ingest/agent/runs', { agent_name: 'during' }, key),
@@ -105,7 +122,7 @@ interface Answer {
     expectUnavailable(projects.refused);
     const refusedName = `during-${projects.acknowledged.length}`;
 
-    fs.rmSync(filler);
+    for (const filler of fillers) fs.rmSync(filler);
     expect((await call('GET', '/readyz')).status).toBe(200);
     const after = await call('POST', '/ingest/agent/runs', { agent_name: 'after' }, key);
     expect(after.status).toBe(201);

@@ -1,7 +1,8 @@
 // A graceful stop under load (SIGTERM): the service stops taking connections, answers the requests in flight,
 // flushes the ingest log and exits within 3 s, releasing its port; every write it acknowledged is there after a
-// restart.
+// restart. No request sent before the signal is reset or left unanswered, on new connections or on keep-alive ones.
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,10 @@ import { createProjectKey } from '../../bench/lib/service-process';
 import { startChildService, type ChildService } from '../support/child-service';
 
 const CLIENTS = 8;
+// Clients of small batches besides: many small requests, on reused keep-alive connections (fetch), and on a new
+// connection each (node:http without an agent), which may wait in the listening socket's accept queue at the signal.
+const SMALL_CLIENTS = 12;
+const SMALL_BATCH = 5;
 // Batches big enough that a client's request is in the service for a while: at the signal, most are.
 const RUNS_PER_BATCH = 200;
 const LOAD_BEFORE_STOP_MS = 1500;
@@ -24,6 +29,8 @@ type BatchAnswer = { results: { id?: string }[] };
 class BatchLoad {
   readonly acknowledged = new Set<string>();
   readonly unexpectedAnswers: string[] = [];
+  /** Requests sent before the signal that got no answer: the stop reset or dropped them. */
+  readonly failedBeforeSignal: string[] = [];
   /** Batches sent before the signal and acknowledged after it: requests the stop found in flight and answered. */
   answeredAfterSignal = 0;
   signalledAt: number | undefined;
@@ -33,13 +40,17 @@ class BatchLoad {
     private readonly key: string,
   ) {}
 
-  async runClient(): Promise<void> {
+  async runClient(runsPerBatch = RUNS_PER_BATCH, connection: 'keep-alive' | 'new' = 'keep-alive'): Promise<void> {
     for (;;) {
       const sentBeforeSignal = this.signalledAt === undefined;
-      const ids = Array.from({ length: RUNS_PER_BATCH }, () => randomUUID());
-      const answer = await this.post(ids);
-      // The connection was refused or cut: the service is going, and this batch was not acknowledged.
-      if (!answer) return;
+      const ids = Array.from({ length: runsPerBatch }, () => randomUUID());
+      const answer = await (connection === 'new' ? this.postOnNewConnection(ids) : this.post(ids));
+      // The connection was refused or cut: the service is going, and this batch was not acknowledged. That may
+      // happen to a request sent after the signal only.
+      if ('failure' in answer) {
+        if (sentBeforeSignal) this.failedBeforeSignal.push(answer.failure);
+        return;
+      }
       if (answer.status !== 200) {
         this.unexpectedAnswers.push(`${answer.status} ${JSON.stringify(answer.body)}`);
         return;
@@ -51,18 +62,42 @@ class BatchLoad {
     }
   }
 
-  private async post(ids: string[]): Promise<{ status: number; body: BatchAnswer } | undefined> {
+  private body(ids: string[]): string {
     const timestamp = new Date(Date.now() - 60_000).toISOString();
+    return JSON.stringify({ runs: ids.map((id) => ({ agent_name: 'stopping', id, timestamp })) });
+  }
+
+  private async post(ids: string[]): Promise<{ status: number; body: BatchAnswer } | { failure: string }> {
     try {
       const res = await fetch(`${this.url}/ingest/agent/runs/batch`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${this.key}` },
-        body: JSON.stringify({ runs: ids.map((id) => ({ agent_name: 'stopping', id, timestamp })) }),
+        body: this.body(ids),
       });
       return { status: res.status, body: (await res.json()) as BatchAnswer };
-    } catch {
-      return undefined;
+    } catch (error) {
+      // fetch's TypeError, from node's realm (not jest's: no instanceof), with the socket's error as its cause.
+      const { message, cause } = error as { message: string; cause?: { code?: string } };
+      return { failure: cause?.code ?? message };
     }
+  }
+
+  private postOnNewConnection(ids: string[]): Promise<{ status: number; body: BatchAnswer } | { failure: string }> {
+    return new Promise((resolve) => {
+      const request = http.request(`${this.url}/ingest/agent/runs/batch`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.key}` },
+      });
+      request.on('error', (error: Error & { code?: string }) => resolve({ failure: error.code ?? error.message }));
+      request.on('response', (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('error', (error: Error & { code?: string }) => resolve({ failure: error.code ?? error.message }));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as BatchAnswer }));
+      });
+      request.end(this.body(ids));
+    });
   }
 }
 
@@ -104,7 +139,11 @@ describe('SIGTERM', () => {
     const { child, url } = service;
     const project = await createProjectKey(url);
     const load = new BatchLoad(url, project.key);
-    const clients = Promise.all(Array.from({ length: CLIENTS }, () => load.runClient()));
+    const clients = Promise.all([
+      ...Array.from({ length: CLIENTS }, () => load.runClient()),
+      ...Array.from({ length: SMALL_CLIENTS }, () => load.runClient(SMALL_BATCH)),
+      ...Array.from({ length: SMALL_CLIENTS }, () => load.runClient(SMALL_BATCH, 'new')),
+    ]);
     await new Promise((resolve) => setTimeout(resolve, LOAD_BEFORE_STOP_MS));
 
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -123,6 +162,7 @@ describe('SIGTERM', () => {
       ),
     ).toBe('ECONNREFUSED');
     expect(load.unexpectedAnswers).toEqual([]);
+    expect(load.failedBeforeSignal).toEqual([]);
     expect(load.answeredAfterSignal).toBeGreaterThan(0);
     expect(load.acknowledged.size).toBeGreaterThan(0);
 

@@ -1,4 +1,5 @@
-// The README's walkthrough, run as written in one bash process against a real service: it must never rot.
+// The README's walkthrough and its OpenTelemetry steps, pasted as they stand, block by block, into a shell against a
+// fresh `npm start` — and pasted again into a new shell, as a reader who comes back does: it must never rot.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -6,156 +7,156 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startChildService, type ChildService } from '../support/child-service';
 
-const README = path.resolve(__dirname, '..', '..', 'README.md');
-const SECTION_HEADING = '## Walkthrough';
-// The step that waits for the first alert evaluation polls every 2 s; the rest takes a few seconds.
-const SCRIPT_TIMEOUT_MS = 60_000;
-const SERVICE_START_TIMEOUT_MS = 60_000;
-// Printed before each command, so that the script's output can be cut back into one output per command.
-const COMMAND_MARK = '--- walkthrough command ---';
+const ROOT = path.resolve(__dirname, '..', '..');
+const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const PASTED_SECTIONS = ['## Walkthrough', '## Send OpenTelemetry traces'];
+// The alert step polls every 2 s for the first evaluation; npx starts tsx for the OpenTelemetry example.
+const PASTE_TIMEOUT_MS = 60_000;
+const BUILD_TIMEOUT_MS = 240_000;
+// Printed before each block, so that the shell's output can be cut back into one output per block.
+const BLOCK_MARK = '--- pasted block ---';
+const FAILURE = 'pasted command failed';
 
-const runBash = promisify(execFile);
-type BashFailure = { code?: number; killed?: boolean; stdout: string; stderr: string };
+const run = promisify(execFile);
+type ShellFailure = { code?: number; killed?: boolean; stdout: string; stderr: string };
 
-/** The walkthrough: from its heading to the next section's. */
-function walkthroughSection(readme: string): string {
-  const start = readme.indexOf(SECTION_HEADING);
-  if (start < 0) throw new Error(`README.md has no "${SECTION_HEADING}" section`);
-  const end = readme.indexOf('\n## ', start + SECTION_HEADING.length);
-  return readme.slice(start, end < 0 ? undefined : end);
+/** A section of the README: from its heading to the next section's. */
+function section(heading: string): string {
+  const start = README.indexOf(heading);
+  if (start < 0) throw new Error(`README.md has no "${heading}" section`);
+  const end = README.indexOf('\n## ', start + heading.length);
+  return README.slice(start, end < 0 ? undefined : end);
 }
 
-/** The contents of the section's fenced ```sh blocks. */
-function shellBlocks(section: string): string[] {
-  return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
-}
-
-/** Whether bash would read on: after a trailing backslash, or with a single quote still open (a multi-line body). */
-function continuesOnNextLine(command: string): boolean {
-  return command.endsWith('\\') || (command.match(/'/g) ?? []).length % 2 === 1;
-}
-
-/** The commands of a block: each `$ ` line with its continuation lines. Output and comment lines are skipped. */
-function commandsOf(block: string): string[] {
-  const commands: string[] = [];
-  let reading = false;
-  for (const line of block.split('\n')) {
-    if (reading && continuesOnNextLine(commands[commands.length - 1])) {
-      commands[commands.length - 1] += `\n${line}`;
-    } else {
-      reading = line.startsWith('$ ');
-      if (reading) commands.push(line.slice(2));
-    }
-  }
-  return commands;
-}
+/** The contents of the fenced ```sh blocks of a text, as they stand. */
+const shellBlocks = (text: string): string[] => [...text.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
 
 /**
- * A command as the test runs it: against the test's service, and with an HTTP error status failing curl (and so
- * the script, at that command) rather than passing an error body on to the next step.
+ * Pastes the blocks into one new shell, as they stand, and answers each block's output. The shell only reports
+ * a command that fails (its status is not 0, a pipe's included), which a reader's terminal would show too.
  */
-function forTestService(command: string, address: string): string {
-  return command.replaceAll('localhost:8080', address).replaceAll('curl -s ', 'curl -sS --fail-with-body ');
-}
-
-/** Runs the commands in one bash process, so variables carry over; resolves to each command's output. */
-async function runCommands(commands: string[], address: string): Promise<string[]> {
+async function paste(blocks: readonly string[], service: string): Promise<{ outputs: string[]; stderr: string }> {
   const script = [
-    'set -euo pipefail',
-    `trap 'echo "walkthrough command failed with $?: $BASH_COMMAND" >&2' ERR`,
-    // A newline first: curl prints no newline after a body.
-    ...commands.flatMap((command) => [`printf '\\n%s\\n' '${COMMAND_MARK}'`, forTestService(command, address)]),
+    'set -o pipefail',
+    `trap 'echo "${FAILURE} ($?): $BASH_COMMAND" >&2' ERR`,
+    ...blocks.flatMap((block) => [`echo '${BLOCK_MARK}'`, block]),
   ].join('\n');
-  const { stdout } = await runBash('bash', ['-c', script], { timeout: SCRIPT_TIMEOUT_MS }).catch(
-    (error: BashFailure) => {
-      // execFile's own message repeats the whole script: say what failed, and what the walkthrough printed before.
-      const how = error.killed
-        ? `timed out after ${SCRIPT_TIMEOUT_MS / 1000} s`
-        : `failed with exit code ${error.code}`;
-      throw new Error(`the walkthrough ${how}:\n${error.stderr}\nits output:\n${error.stdout}`);
-    },
-  );
-  return stdout
-    .split(`\n${COMMAND_MARK}\n`)
-    .slice(1)
-    .map((output) => output.trim());
+  const { stdout, stderr } = await run('bash', ['-c', script], {
+    cwd: ROOT,
+    timeout: PASTE_TIMEOUT_MS,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, RUNWATCH: service },
+  }).catch((error: ShellFailure) => {
+    const how = error.killed ? `timed out after ${PASTE_TIMEOUT_MS / 1000} s` : `failed with ${error.code}`;
+    throw new Error(`the pasted walkthrough ${how}:\n${error.stderr}\nits output:\n${error.stdout}`);
+  });
+  return { outputs: stdout.split(`${BLOCK_MARK}\n`).slice(1), stderr };
 }
 
-describe('README walkthrough', () => {
-  const commands = shellBlocks(walkthroughSection(fs.readFileSync(README, 'utf8'))).flatMap(commandsOf);
+/** The JSON values a block printed, one a line (the walkthrough prints them with `jq -c`). */
+const jsonLines = (output: string): Record<string, unknown>[] =>
+  output
+    .split('\n')
+    .filter((line) => line.startsWith('{') || line.startsWith('['))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
-  it('reads commands with their continuation lines, and no output lines', () => {
-    const block = [
-      '# a comment',
-      "$ curl -s -X POST localhost:8080/runs -H 'Content-Type: application/json' \\",
-      `    -d '{"steps":[`,
-      `      {"index":0}]}'`,
-      '{"id":"01a2…"}',
-      '$ echo done',
-      'done',
-    ].join('\n');
-    expect(commandsOf(block)).toEqual([
-      "curl -s -X POST localhost:8080/runs -H 'Content-Type: application/json' \\\n" +
-        `    -d '{"steps":[\n      {"index":0}]}'`,
-      'echo done',
+const blocks = PASTED_SECTIONS.flatMap((heading) => shellBlocks(section(heading)));
+
+describe('the README', () => {
+  it('has no block with a "$ " prompt or a "…" to fill in: every block pastes as it stands', () => {
+    const everyBlock = shellBlocks(README);
+    expect(everyBlock.length).toBeGreaterThan(blocks.length);
+    expect(everyBlock.filter((block) => /^\$ /m.test(block))).toEqual([]);
+    expect(blocks.filter((block) => block.includes('…'))).toEqual([]);
+  });
+});
+
+describe('the walkthrough, pasted into a shell against a fresh npm start', () => {
+  let dataDir: string;
+  let service: ChildService;
+  let first: Awaited<ReturnType<typeof paste>>;
+  let again: Awaited<ReturnType<typeof paste>>;
+
+  beforeAll(
+    async () => {
+      // `npm start` runs the build: built from the code under test.
+      await run('npm', ['run', 'build'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS });
+      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runwatch-readme-'));
+      service = await startChildService(
+        dataDir,
+        // Embedded stores in a fresh directory, as `npm start` has them on a laptop (the walkthrough's fixed e-mail
+        // registers on a new database); the first evaluation within a second rather than a minute.
+        { DATABASE_URL: '', ALERT_EVAL_INTERVAL: '1' },
+        { npmStart: true },
+      );
+      first = await paste(blocks, service.url);
+      again = await paste(blocks, service.url);
+    },
+    BUILD_TIMEOUT_MS + 30_000 + 2 * PASTE_TIMEOUT_MS,
+  );
+
+  afterAll(async () => {
+    await service?.stop();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs every command without a failure, both times', () => {
+    expect(first.outputs).toHaveLength(blocks.length);
+    expect(first.stderr).not.toContain(FAILURE);
+    expect(again.stderr).not.toContain(FAILURE);
+  });
+
+  it('registers the first time; the second time it signs in (registering answers 409)', () => {
+    expect(first.outputs[0]).toMatch(/^register: 201\n/);
+    expect(again.outputs[0]).toMatch(/^register: 409\n/);
+    for (const { outputs } of [first, again])
+      expect(jsonLines(outputs[0])).toEqual([
+        { user: 'ada@example.com', organization: "ada's organization", expires_at: expect.any(String) },
+      ]);
+  });
+
+  it('makes a key each time (the project, once: the reports below count both pastes in it)', () => {
+    for (const { outputs } of [first, again]) expect(jsonLines(outputs[1])[0].key).toMatch(/^rw_[0-9A-Za-z]{40}$/);
+  });
+
+  it('records a run through start, steps and finish', () => {
+    const [start, steps, finished] = jsonLines(first.outputs[2]);
+    expect(steps).toMatchObject({ id: start.id, total_steps: 2, loop_detected: false });
+    expect(finished).toMatchObject({ id: start.id, status: 'completed', total_tokens: 812, total_cost_usd: 0.0041 });
+  });
+
+  it('records the batch: one run, one validation error', () => {
+    expect(jsonLines(first.outputs[3])).toEqual([
+      {
+        results: [
+          { id: expect.any(String), timestamp: expect.any(String) },
+          { error: expect.objectContaining({ code: 'validation_failed' }) },
+        ],
+      },
     ]);
   });
 
-  it('has commands that paste as they stand: no "…" in any of them', () => {
-    expect(commands.length).toBeGreaterThan(0);
-    expect(commands.filter((command) => command.includes('…'))).toEqual([]);
+  it('reports both runs, the looping one among them; the second paste counts all of the same project', () => {
+    const [summary, health] = jsonLines(first.outputs[4]);
+    expect((summary as { current: object }).current).toMatchObject({ total_runs: 2, completed_runs: 1, loop_runs: 1 });
+    expect(health).toMatchObject([{ agent_name: 'planner', total_runs: 2 }]);
+    expect(first.outputs[4]).toContain('X-Total-Count: 1\n');
+    // The first paste's two runs and its OpenTelemetry run (completed), and the second paste's two.
+    expect((jsonLines(again.outputs[4])[0] as { current: object }).current).toMatchObject({ total_runs: 5 });
+    expect(again.outputs[4]).toContain('X-Total-Count: 3\n');
   });
 
-  describe('run against a real service', () => {
-    let dataDir: string;
-    let service: ChildService;
-    let outputs: string[];
+  it('previews the draft rule as breached, creates it, and lists its firing event', () => {
+    const [preview, rule, events] = jsonLines(first.outputs[5]);
+    expect(preview).toMatchObject({ would_breach: true, sample_count: 2 });
+    expect(rule).toMatchObject({ comparator: 'lt', threshold: 0.9, secret: expect.stringMatching(/^whsec_/) });
+    expect((events as unknown as object[])[0]).toMatchObject({ kind: 'firing', state_to: 'firing' });
+  });
 
-    beforeAll(async () => {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runwatch-readme-'));
-      service = await startChildService(dataDir, {
-        // Embedded stores in a fresh directory, as `npm start` has them: the walkthrough's fixed e-mail registers
-        // on every run, and no other instance's evaluator (on a shared Postgres) takes the rule's rounds.
-        DATABASE_URL: '',
-        // The events step waits for the first evaluation: one second rather than a minute.
-        ALERT_EVAL_INTERVAL: '1',
-      });
-      outputs = await runCommands(commands, new URL(service.url).host);
-    }, SERVICE_START_TIMEOUT_MS + SCRIPT_TIMEOUT_MS);
-
-    afterAll(async () => {
-      await service?.stop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    });
-
-    /** The JSON printed by the curl command that contains `fragment`, of the shape the caller reads. */
-    function outputOf<Output = unknown>(fragment: string): Output {
-      const index = commands.findIndex((command) => command.startsWith('curl ') && command.includes(fragment));
-      expect(index).toBeGreaterThanOrEqual(0);
-      return JSON.parse(outputs[index]) as Output;
-    }
-
-    it('records the batch: one run, one validation error', () => {
-      const { results } = outputOf<{ results: unknown[] }>('/ingest/agent/runs/batch');
-      expect(results).toEqual([
-        { id: expect.any(String), timestamp: expect.any(String) },
-        { error: expect.objectContaining({ code: 'validation_failed' }) },
-      ]);
-    });
-
-    it('reports both runs, the looping one among them', () => {
-      const { current } = outputOf<{ current: object }>('/agent/summary');
-      expect(current).toMatchObject({ total_runs: 2, completed_runs: 1, loop_runs: 1 });
-    });
-
-    it('previews the draft rule as breached', () => {
-      expect(outputOf('/alert-rules/preview')).toMatchObject({ would_breach: true, sample_count: 2 });
-    });
-
-    it('lists the firing event of the rule', () => {
-      const events = outputOf<object[]>('$EVENTS');
-      expect(events.length).toBeGreaterThan(0);
-      expect(events[0]).toMatchObject({ kind: 'firing', state_to: 'firing' });
-    });
+  it('sends the OpenTelemetry example, a run of two steps', () => {
+    const output = first.outputs.at(-1)!;
+    expect(output).toMatch(/^sent trace [0-9a-f]{32}$/m);
+    expect(jsonLines(output)).toEqual([
+      expect.objectContaining({ agent_name: 'support-bot', status: 'completed', total_steps: 2, total_tokens: 450 }),
+    ]);
   });
 });

@@ -314,6 +314,9 @@ export interface ExpectedRun {
   total_tokens: number;
   total_cost_usd: number;
   metadata: number[];
+  session_id: null;
+  user_id: null;
+  tags: string[];
 }
 
 const TERMINATION: Record<Status, string | null> = {
@@ -351,6 +354,9 @@ export function expectedRun(run: RunSpec, projectId: string): ExpectedRun {
     total_tokens: totalTokens(run),
     total_cost_usd: totalCost(run),
     metadata: run.metadata,
+    session_id: null,
+    user_id: null,
+    tags: [],
   };
 }
 

@@ -4,7 +4,10 @@
 // anew, to be read and committed with the change.
 import fs from 'node:fs';
 import path from 'node:path';
+import { selectRankBuckets, selectRankValues } from '../../src/reports/durations';
 import * as q from '../../src/reports/queries';
+import { selectExport } from '../../src/reports/run-export';
+import { selectHourCounts, selectPageKeys, selectPageRows } from '../../src/reports/run-list';
 import { selectScopedSignals } from '../../src/reports/signals';
 
 const GOLDEN = path.join(__dirname, 'golden');
@@ -17,10 +20,22 @@ const STATEMENTS: Record<string, string> = {
   'health.rollups': q.selectHealth('rollups'),
   'timeseries.minute.raw': q.selectTimeseries([], 'minute', 'raw'),
   'timeseries.hour.rollups': q.selectTimeseries(['agent_name'], 'hour', 'rollups'),
-  'runs.page-keys': q.selectPageKeys(['agent_name', 'status', 'loop_detected']),
-  'runs.page-rows': q.selectPageRows(['finished', 'live']),
-  'runs.page-rows.live': q.selectPageRows(['live']),
-  'runs.count': q.countRuns(['agent_name']),
+  'runs.per-hour': selectHourCounts(['agent_name', 'status', 'loop_detected']),
+  'runs.page-keys': selectPageKeys(['agent_name', 'status', 'loop_detected']),
+  'runs.page-rows': selectPageRows(['finished', 'live']),
+  'runs.page-rows.live': selectPageRows(['live']),
+  // Finding runs (contract §11): filters counted from rows, the text search's keys; the export, with steps.
+  'runs.per-hour.search': selectHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
+  'runs.export.steps': selectExport({ tag: ['prod'], q: 'refund' }, 'native', true),
+  'runs.export.csv': selectExport({}, 'json', false),
+  // Exact percentiles from the duration projections: the summary's (per window) and a time series' (per hour bucket).
+  'durations.rank-buckets': selectRankBuckets({ is_current: q.GROUP_KEYS.is_current }, [], 'day'),
+  'durations.rank-values': selectRankValues({ is_current: q.GROUP_KEYS.is_current }, [], 'day'),
+  'durations.rank-buckets.hour.agent': selectRankBuckets(
+    q.timeseriesKeys('hour'),
+    [q.SUMMARY_FILTERS.agent_name],
+    'hour',
+  ),
   // The alert preview: a counter signal (rollups, or raw rows over a short window), a percentile signal (one pass over
   // the finished rows, whatever the window).
   'preview.completion-rate.rollups': q.selectSummary([], 'rollups', ['completion_rate', 'finished_runs']),

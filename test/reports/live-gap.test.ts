@@ -1,6 +1,6 @@
 // A run caught between its finished row and its tombstone (the instant between the finish's two writes, or for
 // longer when the tombstone's write failed) is in `runs` and still live: every report counts it once, finished.
-import { signalReader } from '../../src/reports/signals';
+import { signalReader } from '../../src/reports/signal-reader';
 import { startTestApp, type TestApp } from '../support/app';
 import { bearer, setUpProject } from '../support/fixtures';
 import { insertFinishedRowOnly } from '../ingest/run-helpers';

@@ -1,8 +1,6 @@
 // The three report endpoints over a known data set, every field compared with values computed in the test.
-import { toClickHouseTime } from '../../src/db/clickhouse';
-import { selectHealth, selectSummary, selectTimeseries } from '../../src/reports/queries';
-import { wholeHourParams } from '../../src/reports/rollups';
-import { AGGREGATE_SIGNALS, scopeKey, signalReader, type SignalScope } from '../../src/reports/signals';
+import { signalReader } from '../../src/reports/signal-reader';
+import { AGGREGATE_SIGNALS, scopeKey, type SignalScope } from '../../src/reports/signals';
 import { startTestApp, type TestApp } from '../support/app';
 import { bearer, setUpProject } from '../support/fixtures';
 import {
@@ -115,34 +113,6 @@ describe('GET /projects/:projectID/agent/summary', () => {
 });
 
 describe('windows on and off whole hours (rollups for whole hours, raw rows for the rest)', () => {
-  // ClickHouse reads the hourly projection only while the queries' aggregates are its own; otherwise it silently
-  // scans every row, right but slow. The query plan says which it reads.
-  it.each([
-    ['summary', selectSummary([], 'rollups')],
-    ['summary of one agent', selectSummary(['agent_name'], 'rollups')],
-    ['health', selectHealth('rollups')],
-    ['time series by the hour', selectTimeseries([], 'hour', 'rollups')],
-    ['time series by the day, of one agent', selectTimeseries(['agent_name'], 'day', 'rollups')],
-  ])('the %s reads whole hours from the hourly projection of runs', async (_label, sql) => {
-    const [previous, current] = [
-      { from: new Date(from.getTime() - DAY), to: from },
-      { from, to },
-    ];
-    const plan = await app.stores.ch.query<{ explain: string }>({
-      name: 'test.explain',
-      sql: `EXPLAIN projections = 1 ${sql}`,
-      params: {
-        project_id: projectId,
-        agent_name: 'planner',
-        window_start: toClickHouseTime(previous.from),
-        current_start: toClickHouseTime(current.from),
-        window_end: toClickHouseTime(current.to),
-        ...wholeHourParams(previous, current),
-      },
-    });
-    expect(plan.map((row) => row.explain).join('\n')).toContain('ReadFromMergeTree (hourly)');
-  });
-
   const onHour = (ms: number) => Math.floor(ms / HOUR) * HOUR;
   const H = () => onHour(now.getTime());
   // Over a day of whole hours in the two windows, reports read rollups; under it, one raw pass (rollups.ts).

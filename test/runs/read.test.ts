@@ -55,6 +55,9 @@ describe('GET run', () => {
       total_tokens: 0,
       total_cost_usd: 0,
       metadata: [0.5],
+      session_id: null,
+      user_id: null,
+      tags: [],
     });
   });
 
@@ -216,8 +219,14 @@ describe('GET steps', () => {
   it('requires ?timestamp (400) and answers 404 for an unknown run or a wrong timestamp', async () => {
     const { project, key } = await setUpProject(app);
     const run = await startRun(app, key, { timestamp: at(app, -9000) });
-    expectFieldError(await app.http.get(`${runPath(project.id, run.id)}/steps`).set(keyAuth(key)), 'timestamp');
-    expectFieldError(await getSteps(app, key, project.id, run.id, 'now'), 'timestamp');
+    // A missing timestamp is said to be missing; a malformed one, malformed.
+    const missing = expectFieldError(
+      await app.http.get(`${runPath(project.id, run.id)}/steps`).set(keyAuth(key)),
+      'timestamp',
+    );
+    expect(missing.details).toEqual([{ path: 'timestamp', message: 'is required' }]);
+    const malformed = expectFieldError(await getSteps(app, key, project.id, run.id, 'now'), 'timestamp');
+    expect(malformed.details).toEqual([{ path: 'timestamp', message: 'must be an RFC 3339 timestamp with an offset' }]);
     expectError(await getSteps(app, key, project.id, randomUUID(), run.timestamp), 404, 'not_found');
     expectError(await getSteps(app, key, project.id, run.id, at(app, -8000)), 404, 'not_found');
     expect((await getSteps(app, key, project.id, run.id, withMicroseconds(run.timestamp))).status).toBe(200);

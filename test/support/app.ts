@@ -1,4 +1,5 @@
-// Starts the real service for a test file: real Postgres (DATABASE_URL, else PGlite) and real ClickHouse (chdb).
+// Starts the real service for a test file: real Postgres (DATABASE_URL, else PGlite) and real ClickHouse (chdb; in
+// server mode, CLICKHOUSE_URL: a test ClickHouse server over chdb, reached through HTTP as a deployment reaches one).
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,21 +16,49 @@ export const workerDataDir = path.join(
   `worker-${process.env.JEST_WORKER_ID ?? '0'}`,
 );
 
-export async function startTestApp(environment: Record<string, string> = {}) {
+/** The settings of a test whose notifications go to a receiver on this machine: WEBHOOK_ALLOW_HOSTS lists it. */
+export const LOCAL_RECEIVER = { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' };
+
+/**
+ * What a test service waits for on a busy machine, in process (startTestApp) or as a child (child-service.ts).
+ */
+export const BUSY_MACHINE_ENV = {
+  // Two workers, their services and a browser share two cores: a page's reads wait in the read lane rather than be
+  // refused after a second (test/http/limits.test.ts sets the lanes it tests).
+  LANE_QUEUE_TIMEOUT_MS: '30000',
+  // Likewise a read waits for the flush holding its writes: a flush whose lightweight DELETE (a late OTLP child
+  // replacing its run's row) waits behind the worker's merges took over the default 10 s in CI.
+  READ_FLUSH_WAIT_MS: '60000',
+};
+
+/**
+ * The service on the test's stores. `clock`: another app's, for several instances of one deployment (each
+ * startTestApp opens its own Postgres connections and ClickHouse session over the same database and engine);
+ * `log`: where its log goes (silent, else).
+ */
+export async function startTestApp(
+  environment: Record<string, string> = {},
+  options: { clock?: ManualClock; log?: Logger } = {},
+) {
   const config = loadConfig({
     DATA_DIR: workerDataDir,
     DATABASE_URL: process.env.DATABASE_URL,
+    CLICKHOUSE_URL: process.env.CLICKHOUSE_URL,
+    CLICKHOUSE_DATABASE: process.env.CLICKHOUSE_DATABASE,
     JWT_SECRET: 'test-secret-that-is-at-least-32-characters-long',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // The test clock stands still, so the per-address register/login window never ends: rate-limit tests set their own.
     AUTH_RATE_LIMIT_PER_MINUTE: '1000000',
+    // Every test file logs in from this host's address into one Postgres, where failed logins are counted for a day.
+    LOGIN_FAILURES_PER_ADDRESS: '1000000',
+    ...BUSY_MACHINE_ENV,
     // Each app its own ingest log: test files that share a worker's ClickHouse must not replay each other's.
     INGEST_LOG_DIR: path.join(workerDataDir, `ingest-log-${randomUUID()}`),
     ...environment,
   });
-  const log = pino({ level: config.logLevel });
+  const clock = options.clock ?? new ManualClock(new Date());
+  const log = options.log ?? pino({ level: config.logLevel });
   const stores = await openStores(config, log);
-  const clock = new ManualClock(new Date());
   const service = createApp({ config, stores, clock, log, jwtSecret: config.jwtSecret! });
   return {
     ...service,

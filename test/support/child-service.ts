@@ -1,6 +1,7 @@
 // Runs the real service (`node --import tsx src/main.ts`) as a child process, for tests that must kill it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { BUSY_MACHINE_ENV } from './app';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const READY_TIMEOUT_MS = 30_000;
@@ -18,8 +19,9 @@ export interface ChildService {
 }
 
 /**
- * Only the settings a test chooses, not the jest worker's environment: an inherited CLICKHOUSE_URL or
- * INGEST_LOG_DIR would point the child at stores the test does not own.
+ * Only the settings a test chooses, not the jest worker's environment: an inherited INGEST_LOG_DIR would point the
+ * child at stores the test does not own. CLICKHOUSE_URL is the exception: server mode (the jest project
+ * `clickhouse-server`) sets it to the worker's own test ClickHouse server.
  */
 function childEnvironment(dataDir: string, environment: Record<string, string>): NodeJS.ProcessEnv {
   const inherited = (name: string) => (process.env[name] ? { [name]: process.env[name] } : {});
@@ -29,6 +31,8 @@ function childEnvironment(dataDir: string, environment: Record<string, string>):
     ...inherited('TMPDIR'),
     // CI points the suite at its Postgres server; without it the child uses PGlite under DATA_DIR.
     ...inherited('DATABASE_URL'),
+    ...inherited('CLICKHOUSE_URL'),
+    ...inherited('CLICKHOUSE_DATABASE'),
     // Test mode checks every response against the contract's schemas, in the child as in the in-process tests.
     NODE_ENV: 'test',
     DATA_DIR: dataDir,
@@ -38,6 +42,8 @@ function childEnvironment(dataDir: string, environment: Record<string, string>):
     LOG_LEVEL: 'info',
     LOG_PRETTY: 'false',
     JWT_SECRET: 'child-service-test-secret-at-least-32-characters',
+    // As in-process test apps: reads wait on a busy machine rather than be refused.
+    ...BUSY_MACHINE_ENV,
     ...environment,
   };
 }
@@ -76,7 +82,7 @@ function listeningPort(child: ChildProcess, deadline: number, outputTail: () => 
       () =>
         settle(() => {
           child.kill('SIGKILL');
-          reject(new Error(`the service did not listen within ${READY_TIMEOUT_MS} ms:\n${outputTail()}`));
+          reject(new Error(`the service did not listen in time:\n${outputTail()}`));
         }),
       deadline - Date.now(),
     );
@@ -109,21 +115,27 @@ async function waitUntilReady(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   child.kill('SIGKILL');
-  throw new Error(`the service was not ready within ${READY_TIMEOUT_MS} ms:\n${outputTail()}`);
+  throw new Error(`the service was not ready in time:\n${outputTail()}`);
 }
 
-/** Starts the service on `dataDir` and a free port, with more settings if any; resolves once GET /readyz is 200. */
+/**
+ * Starts the service on `dataDir` and a free port, with more settings if any; resolves once GET /readyz is 200.
+ * `npmStart`: as a user starts it, `npm start` (the build in dist/), rather than from the sources. `readyTimeoutMs`:
+ * how long its start may take.
+ */
 export async function startChildService(
   dataDir: string,
   environment: Record<string, string> = {},
+  { npmStart = false, readyTimeoutMs = READY_TIMEOUT_MS } = {},
 ): Promise<ChildService> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const [command, args] = npmStart ? ['npm', ['start']] : [process.execPath, ['--import', 'tsx', 'src/main.ts']];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: childEnvironment(dataDir, environment),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const outputTail = recordOutputTail(child);
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const deadline = Date.now() + readyTimeoutMs;
   const url = `http://127.0.0.1:${await listeningPort(child, deadline, outputTail)}`;
   await waitUntilReady(url, child, outputTail, deadline);
   return {

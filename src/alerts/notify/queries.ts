@@ -21,7 +21,7 @@ export const CLAIM_DUE_DELIVERIES = `
     FOR UPDATE SKIP LOCKED
   ) due
   WHERE d.event_id = due.event_id AND d.status = 'queued'
-  RETURNING d.event_id, d.rule_id, d.channel, d.attempts, d.last_status_code, d.created_at`;
+  RETURNING d.event_id, d.rule_id, d.channel, d.attempts, d.last_status_code, d.last_error, d.created_at`;
 
 export const SELECT_EVENTS = `
   SELECT id, rule_id, kind, state_from, state_to, value, sample_count, threshold, comparator, window_start, window_end,

@@ -2,7 +2,7 @@
 import type { Comparator } from '../allowed-values';
 import type { SlackConfig } from '../channels';
 import type { AlertEventRow, AlertRuleRow } from '../rows';
-import { scopeLabel } from '../scope-label';
+import { runsLabel, scopeLabel } from '../scope-label';
 import type { OutgoingRequest } from './webhook';
 
 const COMPARATOR_SYMBOLS: Record<Comparator, string> = { gt: '>', gte: '≥', lt: '<', lte: '≤' };
@@ -26,9 +26,9 @@ export function formatSignalValue(signal: string, value: number): string {
 
 /** The event's scope: the preview's label for an aggregate rule; a per_run rule names the run instead of a window. */
 export function eventScopeLabel(rule: AlertRuleRow, event: AlertEventRow): string {
-  if (rule.class !== 'per_run') return scopeLabel(rule.agent_name, rule.window_seconds);
-  const agents = rule.agent_name === null ? 'all agents' : `agent ${rule.agent_name}`;
-  return event.run_id ? `${agents} · run ${event.run_id}` : agents;
+  if (rule.class !== 'per_run') return scopeLabel(rule.agent_name, rule.window_seconds, rule.user_id);
+  const runs = runsLabel(rule.agent_name, rule.user_id);
+  return event.run_id ? `${runs} · run ${event.run_id}` : runs;
 }
 
 /**
@@ -46,6 +46,7 @@ export function eventLink(rule: AlertRuleRow, event: AlertEventRow, publicUrl: s
     to: new Date(event.window_end).toISOString(),
   });
   if (rule.agent_name !== null) query.set('agent_name', rule.agent_name);
+  if (rule.user_id !== null) query.set('user_id', rule.user_id);
   return `${project}/summary?${query.toString()}`;
 }
 

@@ -1,9 +1,8 @@
 // One HTTP POST of a notification, and what its answer means for the delivery: sent, retry later, or give up now.
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isInternalAddress } from '../url-safety';
+import { RefusedAddressError } from '../url-safety';
 import { isRetryableStatus, parseRetryAfter } from './retry';
 
 /** The contract's timeout for one attempt, answer included. */
@@ -14,33 +13,6 @@ export type AttemptOutcome =
   | { kind: 'sent'; statusCode: number }
   | { kind: 'retry'; statusCode: number | null; error: string; retryAfterMs: number | null }
   | { kind: 'failed'; statusCode: number | null; error: string };
-
-class PrivateAddressError extends Error {
-  readonly code = 'EPRIVATEADDRESS';
-}
-
-/**
- * DNS resolution that refuses internal addresses, used for the connection itself when private addresses are denied:
- * the address connected to is the one checked, so a name cannot resolve to a public address for the check and to a
- * private one for the connection (DNS rebinding).
- */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '', 0);
-    const blocked = addresses.find((entry) => isInternalAddress(entry.address));
-    if (blocked)
-      return callback(
-        new PrivateAddressError(`host ${hostname} resolves to a private or loopback address (${blocked.address})`),
-        '',
-        0,
-      );
-    if (addresses.length === 0)
-      return callback(Object.assign(new Error(`host ${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
-    if (options.all)
-      return (callback as unknown as (error: null, addresses: dns.LookupAddress[]) => void)(null, addresses);
-    return callback(null, addresses[0].address, addresses[0].family);
-  });
-};
 
 function describeNetworkError(error: Error & { code?: string }): string {
   if (error.name === 'TimeoutError' || error.name === 'AbortError')
@@ -89,13 +61,14 @@ async function classify(response: http.IncomingMessage, now: Date): Promise<Atte
 
 /**
  * POSTs `body` as JSON to `url` with a 10 s timeout. Network errors and timeouts, 408, 429 and 5xx are retryable;
- * 3xx and other 4xx are final. With `denyPrivate`, the connection refuses hosts that resolve to internal addresses.
+ * 3xx and other 4xx are final. `lookup` resolves the host for the connection (url-safety.ts's checkedLookup, which
+ * refuses addresses the deployment does not send to).
  */
 export function postJson(
   url: string,
   body: string,
   headers: Record<string, string>,
-  options: { now: Date; denyPrivate: boolean },
+  options: { now: Date; lookup?: LookupFunction },
 ): Promise<AttemptOutcome> {
   return new Promise((resolve) => {
     const target = new URL(url);
@@ -109,7 +82,7 @@ export function postJson(
         ...headers,
       },
       signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-      ...(options.denyPrivate ? { lookup: publicOnlyLookup } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
     });
     request.once('response', (response) => {
       classify(response, options.now).then(resolve, (error: Error) =>
@@ -118,7 +91,7 @@ export function postJson(
     });
     // `on`, not `once`: a late second error (the timeout firing while an answer is discarded) must not go unhandled.
     request.on('error', (error: Error & { code?: string }) => {
-      if (error instanceof PrivateAddressError)
+      if (error instanceof RefusedAddressError)
         return resolve({ kind: 'failed', statusCode: null, error: `refused: ${error.message}` });
       resolve({ kind: 'retry', statusCode: null, error: describeNetworkError(error), retryAfterMs: null });
     });

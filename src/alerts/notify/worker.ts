@@ -8,7 +8,7 @@ import { suppressDelivery } from '../delivery-queue';
 import type { Channel } from '../allowed-values';
 import { sendsResolved } from '../channels';
 import type { AlertEventRow, AlertRuleRow } from '../rows';
-import { assertPublicUrl } from '../url-safety';
+import { assertAllowedUrl, checkedLookup, urlPolicy } from '../url-safety';
 import {
   CLAIM_DUE_DELIVERIES,
   CLAIM_LEASE_MS,
@@ -34,6 +34,7 @@ interface ClaimedDelivery {
   channel: Channel;
   attempts: number;
   last_status_code: number | null;
+  last_error: string | null;
   created_at: Date;
 }
 
@@ -53,7 +54,7 @@ export interface NotifierDependencies {
   pg: Sql;
   clock: Clock;
   log: Logger;
-  config: Pick<Config, 'webhookDenyPrivate' | 'publicUrl'>;
+  config: Pick<Config, 'webhookDenyPrivate' | 'webhookAllowHosts' | 'publicUrl'>;
   /** In [0, 1), for the backoff's jitter; injectable so that tests can pin it. */
   random?: () => number;
 }
@@ -68,7 +69,7 @@ export interface Notifier {
    * Runs deliverDue on the clock every `intervalMs` (the timer does not keep the process alive); the returned
    * function stops it and waits for a pass in progress.
    */
-  startNotifier(options: { intervalMs: number }): () => Promise<void>;
+  startNotifier(options: { intervalMs: number; scope?: DeliveryScope }): () => Promise<void>;
 }
 
 const isHttpUrl = (url: string): boolean => {
@@ -81,6 +82,8 @@ const isHttpUrl = (url: string): boolean => {
 
 export function createNotifier({ pg, clock, log, config, random }: NotifierDependencies): Notifier {
   const pacer = new SlackPacer();
+  const policy = urlPolicy(config.webhookDenyPrivate, config.webhookAllowHosts);
+  const lookup = policy.denyInternal ? checkedLookup(policy) : undefined;
 
   function buildRequest(rule: AlertRuleRow, event: AlertEventRow, delivery: ClaimedDelivery): OutgoingRequest {
     if (rule.channel === 'slack') return buildSlackRequest(rule, event, config.publicUrl);
@@ -88,6 +91,7 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
       status: 'queued' as const,
       attempts: Number(delivery.attempts) + 1,
       last_status_code: delivery.last_status_code,
+      last_error: delivery.last_error,
     };
     return buildWebhookRequest(rule, event, shownDelivery, clock.now());
   }
@@ -107,16 +111,15 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
       const until = pacer.reserve(request.url, now);
       if (until) return { kind: 'postponed', until };
     }
-    if (config.webhookDenyPrivate) {
-      // Checked again now, after DNS resolution: the name may point elsewhere than when the rule was saved. The
-      // connection itself resolves through the same check (transport.ts), so the address checked is the one used.
-      try {
-        await assertPublicUrl(request.url);
-      } catch (error) {
-        return { kind: 'failed', statusCode: null, error: `refused: ${(error as Error).message}` };
-      }
+    // Checked again now, as a rule saved before the policy changed is held to the new one. An address in the URL is
+    // checked here (a connection does not resolve it); a host name, by the connection's own lookup (checkedLookup),
+    // so that the address checked is the one connected to, whatever the name resolved to before.
+    try {
+      await assertAllowedUrl(policy, request.url, false);
+    } catch (error) {
+      return { kind: 'failed', statusCode: null, error: `refused: ${(error as Error).message}` };
     }
-    return postJson(request.url, request.body, request.headers, { now, denyPrivate: config.webhookDenyPrivate });
+    return postJson(request.url, request.body, request.headers, { now, lookup });
   }
 
   async function deliverOne(
@@ -249,10 +252,10 @@ export function createNotifier({ pg, clock, log, config, random }: NotifierDepen
     return report;
   }
 
-  function startNotifier({ intervalMs }: { intervalMs: number }): () => Promise<void> {
+  function startNotifier({ intervalMs, scope }: { intervalMs: number; scope?: DeliveryScope }): () => Promise<void> {
     return runEvery(
       intervalMs,
-      () => deliverDue(clock.now()),
+      () => deliverDue(clock.now(), scope),
       (error) => log.warn({ err: error }, 'notification pass failed; retrying next interval'),
     );
   }

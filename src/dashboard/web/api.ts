@@ -7,6 +7,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly details: ErrorBody['error']['details'] = [],
+    /** How long the service asked to wait before a retry (Retry-After), 1 s when it did not say. */
+    readonly retryAfterMs = 1000,
   ) {
     super(message);
   }
@@ -58,12 +60,27 @@ export async function request<T>(method: string, path: string, body?: unknown): 
       error?.code ?? 'http_error',
       error?.message ?? `${res.status} ${res.statusText}`,
       error?.details,
+      1000 * (Number(res.headers.get('retry-after')) || 1),
     );
   }
   return { data: data as T, headers: res.headers };
 }
 
-export const get = async <T>(path: string) => (await request<T>('GET', path)).data;
+// A busy service answers a read 503 with Retry-After (its read lane is full, docs/limits.md): a page's reads wait that
+// long and ask again, a few times, before the page shows the failure. Writes are not retried here.
+const READ_RETRIES = 3;
+const MAX_RETRY_WAIT_MS = 5_000;
+
+export async function get<T>(path: string): Promise<T> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return (await request<T>('GET', path)).data;
+    } catch (failure) {
+      if (!(failure instanceof ApiError && failure.status === 503 && attempt < READ_RETRIES)) throw failure;
+      await new Promise((resume) => setTimeout(resume, Math.min(failure.retryAfterMs, MAX_RETRY_WAIT_MS)));
+    }
+  }
+}
 export const post = async <T>(path: string, body?: unknown) => (await request<T>('POST', path, body ?? {})).data;
 export const patch = async <T>(path: string, body: unknown) => (await request<T>('PATCH', path, body)).data;
 export const del = async (path: string) => void (await request('DELETE', path));

@@ -21,8 +21,20 @@ const page = (script: string, stylesheet: string) => `<!doctype html>
 </html>
 `;
 
+/** Writes a file whole or not at all: a page served meanwhile reads the old file or the new one. */
+function writeAtomically(file: string, contents: Uint8Array | string): void {
+  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
+  fs.writeFileSync(temporary, contents);
+  fs.renameSync(temporary, file);
+}
+
+/**
+ * Builds into `outDir` without ever leaving it empty: the assets are written first (content-hashed: a build of the
+ * same code writes the same names), then index.html, then assets of earlier builds are removed. A service serving the
+ * dashboard meanwhile (another test, a running `npm start`) never misses a file.
+ */
 export async function buildDashboard(outDir = WEB_DIR): Promise<{ scriptBytes: number }> {
-  fs.rmSync(outDir, { recursive: true, force: true });
+  const assets = path.join(outDir, 'assets');
   const result = await build({
     entryPoints: [path.join(__dirname, 'main.tsx')],
     bundle: true,
@@ -31,17 +43,22 @@ export async function buildDashboard(outDir = WEB_DIR): Promise<{ scriptBytes: n
     target: 'es2022',
     jsx: 'automatic',
     jsxImportSource: 'preact',
-    outdir: path.join(outDir, 'assets'),
+    outdir: assets,
     entryNames: '[name]-[hash]',
-    metafile: true,
+    write: false,
     legalComments: 'none',
     logLevel: 'warning',
   });
-  const outputs = Object.keys(result.metafile.outputs).map((file) => path.basename(file));
-  const script = outputs.find((file) => file.endsWith('.js'))!;
-  const stylesheet = outputs.find((file) => file.endsWith('.css'))!;
-  fs.writeFileSync(path.join(outDir, 'index.html'), page(script, stylesheet));
-  return { scriptBytes: fs.statSync(path.join(outDir, 'assets', script)).size };
+  fs.mkdirSync(assets, { recursive: true });
+  for (const output of result.outputFiles) writeAtomically(output.path, output.contents);
+  const names = result.outputFiles.map((output) => path.basename(output.path));
+  const script = names.find((file) => file.endsWith('.js'))!;
+  const stylesheet = names.find((file) => file.endsWith('.css'))!;
+  writeAtomically(path.join(outDir, 'index.html'), page(script, stylesheet));
+  // A concurrent build's file being written (.tmp) is its own to rename.
+  for (const file of fs.readdirSync(assets))
+    if (!names.includes(file) && !file.endsWith('.tmp')) fs.rmSync(path.join(assets, file), { force: true });
+  return { scriptBytes: fs.statSync(path.join(assets, script)).size };
 }
 
 if (require.main === module) {

@@ -54,5 +54,21 @@ export function useDebounced<T>(value: T, ms: number): T {
   return settled;
 }
 
+const PROJECTS_CHANGED = 'runwatch:projects-changed';
+
+/** Tells every view that an organization's projects changed (one created, renamed or deleted). */
+export const projectsChanged = () => dispatchEvent(new Event(PROJECTS_CHANGED));
+
+/** A number that changes whenever projects change: a dependency that reloads what lists them (the switcher). */
+export function useProjectsVersion(): number {
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    const bump = () => setVersion((before) => before + 1);
+    addEventListener(PROJECTS_CHANGED, bump);
+    return () => removeEventListener(PROJECTS_CHANGED, bump);
+  }, []);
+  return version;
+}
+
 /** The view's window, fixed while the URL stays the same (a preset's "now" does not move on every render). */
 export const useWindow = (query: URLSearchParams): Window => useMemo(() => windowOf(query), [query]);

@@ -6,10 +6,14 @@ import { Layout } from './components/layout';
 import { ErrorNote, Loading } from './components/ui';
 import { AgentsPage } from './pages/agents';
 import { AlertsPage, RulePage } from './pages/alerts';
+import { CostsPage } from './pages/costs';
 import { HomePage, ProjectsPage } from './pages/home';
-import { KeysPage, MembersPage } from './pages/settings';
+import { MembersPage } from './pages/members';
+import { KeysPage, ProjectSettingsPage } from './pages/settings';
 import { OverviewPage } from './pages/overview';
-import { RunPage, RunsPage } from './pages/runs';
+import { RunPage } from './pages/run';
+import { SessionPage, SessionsPage } from './pages/sessions';
+import { RunsPage } from './pages/runs';
 import { SignInPage } from './pages/sign-in';
 import { match, navigate, useLocation, type Location } from './router';
 import type { Profile } from './types';
@@ -23,6 +27,7 @@ export interface PageProps {
 }
 
 const PROJECT = '/orgs/:orgID/projects/:projectID';
+/** Every page: its path pattern and its view. A project's page is also a tab (components/layout.tsx). */
 const PAGES: [string, (props: PageProps) => preact.JSX.Element | null][] = [
   ['/', HomePage],
   ['/orgs/:orgID/projects', ProjectsPage],
@@ -31,9 +36,15 @@ const PAGES: [string, (props: PageProps) => preact.JSX.Element | null][] = [
   [`${PROJECT}/agents`, AgentsPage],
   [`${PROJECT}/runs`, RunsPage],
   [`${PROJECT}/runs/:runID`, RunPage],
+  [`${PROJECT}/sessions`, SessionsPage],
+  [`${PROJECT}/sessions/:sessionID`, SessionPage],
+  [`${PROJECT}/costs`, CostsPage],
   [`${PROJECT}/alerts`, AlertsPage],
   [`${PROJECT}/alerts/:ruleID`, RulePage],
   [`${PROJECT}/keys`, KeysPage],
+  // The organization's members, within the project's tabs: the switcher and tabs stay.
+  [`${PROJECT}/members`, MembersPage],
+  [`${PROJECT}/settings`, ProjectSettingsPage],
 ];
 
 function App() {

@@ -33,6 +33,13 @@ export function navigate(path: string, query: Query = {}, replace = false): void
   dispatchEvent(new HashChangeEvent('hashchange'));
 }
 
+/** Goes to a path with a query given whole: one that repeats a parameter (a search's tags). */
+export function navigateSearch(path: string, query: URLSearchParams): void {
+  const search = query.toString();
+  history.pushState(null, '', `#${path}${search ? `?${search}` : ''}`);
+  dispatchEvent(new HashChangeEvent('hashchange'));
+}
+
 /** The current query with some values changed (undefined or '' removes one). */
 export function withChanges(query: URLSearchParams, changes: Query): Query {
   return { ...Object.fromEntries(query), ...changes };

@@ -22,3 +22,9 @@ export function windowOf(query: URLSearchParams, now = Date.now()): Window {
   const name = isPreset(query.get('window')) ? (query.get('window') as Preset) : DEFAULT_PRESET;
   return { from: new Date(now - PRESETS[name]).toISOString(), to: new Date(now).toISOString(), name };
 }
+
+/** The window of the same length before a window: [from − (to − from), from), as the summary's "previous". */
+export function previousWindow(window: Window): Window {
+  const [from, to] = [Date.parse(window.from), Date.parse(window.to)];
+  return { from: new Date(2 * from - to).toISOString(), to: window.from, name: 'custom' };
+}

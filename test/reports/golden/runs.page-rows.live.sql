@@ -1,4 +1,4 @@
-SELECT `timestamp`, `project_id`, `id`, `agent_name`, `input`, `metadata`, `loop_detected`, `loop_step_index`, `total_steps`, `total_tokens`, `total_cost_usd`, `tool_calls`, `tool_names`, 'running' AS status, toDateTime64(0, 3, 'UTC') AS finished_at, toUInt64(0) AS duration_ms, '' AS output, '' AS termination_reason, '' AS termination_detail
+SELECT `timestamp`, `project_id`, `id`, `agent_name`, `input`, `metadata`, `loop_detected`, `loop_step_index`, `total_steps`, `total_tokens`, `total_cost_usd`, `tool_calls`, `tool_names`, `session_id`, `user_id`, `tags`, `models`, 'running' AS status, toDateTime64(0, 3, 'UTC') AS finished_at, toUInt64(0) AS duration_ms, '' AS output, '' AS termination_reason, '' AS termination_detail
 FROM live_runs FINAL
 WHERE project_id = {project_id:UUID}
   AND timestamp >= {live_first:DateTime64(3, 'UTC')} AND timestamp <= {live_last:DateTime64(3, 'UTC')}

@@ -26,24 +26,27 @@ FROM (
     SELECT
       timestamp AS run_timestamp,
       agent_name AS run_agent,
+      user_id AS run_user,
       true AS run_finished,
       status = 'completed' AS run_completed,
       loop_detected AS run_loop,
       total_cost_usd AS run_cost,
       total_tokens AS run_tokens,
       duration_ms AS run_duration_ms,
+      bitShiftLeft(bitShiftRight(duration_ms, toUInt8(greatest(log2(duration_ms), 5)) - 5), toUInt8(greatest(log2(duration_ms), 5)) - 5) AS run_duration_bucket,
       total_steps AS run_steps,
       tool_calls AS run_tool_calls,
       tool_names AS run_tool_names
     FROM runs
     WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
     UNION ALL
-    SELECT timestamp, agent_name, false, false, loop_detected, total_cost_usd, total_tokens, toUInt64(0), total_steps, tool_calls, tool_names
+    SELECT timestamp, agent_name, user_id, false, false, loop_detected, total_cost_usd, total_tokens, toUInt64(0), toUInt64(0), total_steps, tool_calls, tool_names
     FROM live_runs FINAL
     WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
       AND (timestamp, id) NOT IN (
         SELECT timestamp, id FROM runs
         WHERE project_id = {project_id:UUID}
+          AND inserted_at >= {stored_since:DateTime('UTC')}
           AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
   )
   ARRAY JOIN arrayFilter(
@@ -51,3 +54,4 @@ FROM (
     range(1, length({window_starts:Array(DateTime64(3, 'UTC'))}) + 1)) AS window_index
   WHERE run_agent IN {scope_agents:Array(String)}
   GROUP BY window_index, run_agent)
+SETTINGS optimize_use_projections = 0

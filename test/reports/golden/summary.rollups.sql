@@ -6,9 +6,6 @@ SELECT is_current,
   if(p_runs = 0, 0, p_loops / p_runs) AS loop_rate,
   if(p_finished = 0, 0, toFloat64(p_cost) / p_finished) AS avg_cost_usd,
   if(p_finished = 0, 0, p_tokens / p_finished) AS avg_tokens,
-  if(p_finished = 0, 0, p_duration_p50) AS duration_p50_ms,
-  if(p_finished = 0, 0, p_duration_p95) AS duration_p95_ms,
-  if(p_finished = 0, 0, p_duration_p99) AS duration_p99_ms,
   p_steps AS total_steps,
   p_tool_calls AS total_tool_calls,
   length(p_agent_names) AS unique_agents,
@@ -34,6 +31,8 @@ FROM (
         loop_detected AS run_loop,
         total_cost_usd AS run_cost,
         total_tokens AS run_tokens,
+        duration_ms AS run_duration_ms,
+        bitShiftLeft(bitShiftRight(duration_ms, toUInt8(greatest(log2(duration_ms), 5)) - 5), toUInt8(greatest(log2(duration_ms), 5)) - 5) AS run_duration_bucket,
         total_steps AS run_steps,
         tool_calls AS run_tool_calls,
         tool_names AS run_tool_names
@@ -54,68 +53,49 @@ FROM (
           OR (run_timestamp >= {current_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
       GROUP BY is_current)
     UNION ALL
-    SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current,
-      count() AS p_runs,
-      countIf(run_completed) AS p_completed,
-      countIf(run_finished) AS p_finished,
-      countIf(run_loop) AS p_loops,
-      sumIf(toDecimal128(least(run_cost, 1e14), 12), run_finished) AS p_cost,
-      sumIf(run_tokens, run_finished) AS p_tokens,
-      sum(run_steps) AS p_steps,
-      sum(run_tool_calls) AS p_tool_calls,
-      groupUniqArray(run_agent) AS p_agent_names,
-      groupUniqArrayArray(run_tool_names) AS p_tool_names
-    FROM (
-      SELECT
-        timestamp AS run_timestamp,
-        agent_name AS run_agent,
-        true AS run_finished,
-        status = 'completed' AS run_completed,
-        loop_detected AS run_loop,
-        total_cost_usd AS run_cost,
-        total_tokens AS run_tokens,
-        duration_ms AS run_duration_ms,
-        total_steps AS run_steps,
-        tool_calls AS run_tool_calls,
-        tool_names AS run_tool_names
-      FROM runs
-      WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
-        AND (timestamp < {previous_hours_start:DateTime64(3, 'UTC')}
-          OR (timestamp >= {previous_hours_end:DateTime64(3, 'UTC')} AND timestamp < {current_hours_start:DateTime64(3, 'UTC')})
-          OR timestamp >= {current_hours_end:DateTime64(3, 'UTC')})
-      UNION ALL
-      SELECT timestamp, agent_name, false, false, loop_detected, total_cost_usd, total_tokens, toUInt64(0), total_steps, tool_calls, tool_names
-      FROM live_runs FINAL
-      WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
-        AND (timestamp, id) NOT IN (
-          SELECT timestamp, id FROM runs
-          WHERE project_id = {project_id:UUID}
-            AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
-    )
-    GROUP BY is_current)
+    SELECT * FROM (
+      SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current,
+        count() AS p_runs,
+        countIf(run_completed) AS p_completed,
+        countIf(run_finished) AS p_finished,
+        countIf(run_loop) AS p_loops,
+        sumIf(toDecimal128(least(run_cost, 1e14), 12), run_finished) AS p_cost,
+        sumIf(run_tokens, run_finished) AS p_tokens,
+        sum(run_steps) AS p_steps,
+        sum(run_tool_calls) AS p_tool_calls,
+        groupUniqArray(run_agent) AS p_agent_names,
+        groupUniqArrayArray(run_tool_names) AS p_tool_names
+      FROM (
+        SELECT
+          timestamp AS run_timestamp,
+          agent_name AS run_agent,
+          user_id AS run_user,
+          true AS run_finished,
+          status = 'completed' AS run_completed,
+          loop_detected AS run_loop,
+          total_cost_usd AS run_cost,
+          total_tokens AS run_tokens,
+          duration_ms AS run_duration_ms,
+          bitShiftLeft(bitShiftRight(duration_ms, toUInt8(greatest(log2(duration_ms), 5)) - 5), toUInt8(greatest(log2(duration_ms), 5)) - 5) AS run_duration_bucket,
+          total_steps AS run_steps,
+          tool_calls AS run_tool_calls,
+          tool_names AS run_tool_names
+        FROM runs
+        WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
+          AND (timestamp < {previous_hours_start:DateTime64(3, 'UTC')}
+            OR (timestamp >= {previous_hours_end:DateTime64(3, 'UTC')} AND timestamp < {current_hours_start:DateTime64(3, 'UTC')})
+            OR timestamp >= {current_hours_end:DateTime64(3, 'UTC')})
+        UNION ALL
+        SELECT timestamp, agent_name, user_id, false, false, loop_detected, total_cost_usd, total_tokens, toUInt64(0), toUInt64(0), total_steps, tool_calls, tool_names
+        FROM live_runs FINAL
+        WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
+          AND (timestamp, id) NOT IN (
+            SELECT timestamp, id FROM runs
+            WHERE project_id = {project_id:UUID}
+              AND inserted_at >= {stored_since:DateTime('UTC')}
+              AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
+      )
+      GROUP BY is_current
+      SETTINGS optimize_use_projections = 0))
   GROUP BY is_current
 ) AS partials
-LEFT JOIN (
-  SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current,
-    quantilesExactInclusiveIf(0.5, 0.95, 0.99)(run_duration_ms, run_finished) AS p_durations,
-    p_durations[1] AS p_duration_p50,
-    p_durations[2] AS p_duration_p95,
-    p_durations[3] AS p_duration_p99
-  FROM (
-    SELECT
-      timestamp AS run_timestamp,
-      agent_name AS run_agent,
-      true AS run_finished,
-      status = 'completed' AS run_completed,
-      loop_detected AS run_loop,
-      total_cost_usd AS run_cost,
-      total_tokens AS run_tokens,
-      duration_ms AS run_duration_ms,
-      total_steps AS run_steps,
-      tool_calls AS run_tool_calls,
-      tool_names AS run_tool_names
-    FROM runs
-    WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
-  )
-  GROUP BY is_current
-) AS durations USING is_current

@@ -88,7 +88,10 @@ export function Table<Row>({ columns, rows, rowKey, rowClass, empty, class: vari
         {shown.map((row) => (
           <tr key={rowKey(row)} class={rowClass?.(row)}>
             {columns.map((column) => (
-              <td key={column.label}>{column.cell(row)}</td>
+              // The label goes with each cell: at phone width a row reads as a card of labelled values.
+              <td key={column.label} data-label={column.label}>
+                {column.cell(row)}
+              </td>
             ))}
           </tr>
         ))}

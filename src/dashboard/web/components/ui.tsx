@@ -1,6 +1,7 @@
-// Small pieces every page uses: loading and error states, cards, the window picker, the first-run guide.
+// Small pieces every page uses: loading and error states, cards, copy buttons, the window picker, the first-run guide.
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import * as f from '../format';
 import { useWindow, type Loaded } from '../hooks';
 import { navigate, withChanges } from '../router';
 import { PRESETS } from '../window';
@@ -33,6 +34,7 @@ export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (da
   return <>{children(loaded.data)}</>;
 }
 
+/** A figure of the window: its value, and how it changed from the window before (or why that cannot be said). */
 export function Card({
   label,
   value,
@@ -49,24 +51,57 @@ export function Card({
       <div class="card-label">{label}</div>
       <div class="card-value">{value}</div>
       {change !== undefined && (
-        <div class={`card-change ${good === undefined ? '' : good ? 'good' : 'bad'}`}>{change} vs previous</div>
+        <div class={`card-change ${good === undefined ? '' : good ? 'good' : 'bad'}`}>{change}</div>
       )}
     </div>
   );
 }
 
-/** An instant as a datetime-local input shows it: local time, with the offset of that date (not of today). */
-function toLocalInput(iso: string): string {
-  const date = new Date(iso);
-  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+/** Puts text on the clipboard (the Clipboard API where the page may use it, else a selection copied). */
+async function copyText(text: string): Promise<void> {
+  if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+  const area = document.createElement('textarea');
+  area.value = text;
+  area.setAttribute('readonly', '');
+  area.className = 'offscreen';
+  document.body.append(area);
+  area.select();
+  const copied = document.execCommand('copy');
+  area.remove();
+  if (!copied) throw new Error('the browser did not copy');
+}
+
+/** A button that copies `text`, and says so. */
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = () =>
+    copyText(text).then(
+      () => setState('copied'),
+      () => setState('failed'),
+    );
+  return (
+    <button type="button" class="copy" onClick={copy} aria-live="polite">
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Select and copy it' : label}
+    </button>
+  );
+}
+
+/** An instant as the custom window's inputs show it: the dashboard's date format, to the minute, in UTC. */
+const toInput = (iso: string) => f.dateTime(iso, 'minutes');
+/** `2026-11-27 06:05` (UTC) as an instant; undefined when it does not read as one. */
+function fromInput(text: string): string | undefined {
+  const match = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})$/.exec(text.trim());
+  const at = match ? Date.parse(`${match[1]}T${match[2]}:00Z`) : NaN;
+  return Number.isNaN(at) ? undefined : new Date(at).toISOString();
 }
 
 /** Presets and a custom range; the choice goes into the URL, which every chart and card of the page follows. */
 export function WindowPicker({ path, query }: { path: string; query: URLSearchParams }) {
   const window = useWindow(query);
   const [custom, setCustom] = useState(window.name === 'custom');
-  const [from, setFrom] = useState(toLocalInput(window.from));
-  const [to, setTo] = useState(toLocalInput(window.to));
+  const [from, setFrom] = useState(toInput(window.from));
+  const [to, setTo] = useState(toInput(window.to));
+  const [invalid, setInvalid] = useState(false);
   const choose = (name: string) => {
     setCustom(false);
     navigate(path, withChanges(query, { window: name, from: undefined, to: undefined, offset: undefined }));
@@ -89,33 +124,19 @@ export function WindowPicker({ path, query }: { path: string; query: URLSearchPa
       </button>
       {custom && (
         <form
-          class="inline"
+          class="inline custom-window"
           onSubmit={(event) => {
             event.preventDefault();
-            navigate(
-              path,
-              withChanges(query, {
-                window: undefined,
-                from: new Date(from).toISOString(),
-                to: new Date(to).toISOString(),
-                offset: undefined,
-              }),
-            );
+            const [start, end] = [fromInput(from), fromInput(to)];
+            setInvalid(!start || !end);
+            if (start && end)
+              navigate(path, withChanges(query, { window: undefined, from: start, to: end, offset: undefined }));
           }}
         >
-          <input
-            type="datetime-local"
-            aria-label="From"
-            value={from}
-            onInput={(event) => setFrom(event.currentTarget.value)}
-          />
-          <input
-            type="datetime-local"
-            aria-label="To"
-            value={to}
-            onInput={(event) => setTo(event.currentTarget.value)}
-          />
+          <input aria-label="From (UTC)" value={from} onInput={(event) => setFrom(event.currentTarget.value)} />
+          <input aria-label="To (UTC)" value={to} onInput={(event) => setTo(event.currentTarget.value)} />
           <button type="submit">Apply</button>
+          {invalid && <span class="error-text">Write both as 2026-11-27 06:05 (UTC).</span>}
         </form>
       )}
     </div>

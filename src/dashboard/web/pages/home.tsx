@@ -4,7 +4,7 @@ import type { PageProps } from '../main';
 import { get, post } from '../api';
 import { InlineForm, TextField } from '../components/form';
 import { ErrorNote, Show } from '../components/ui';
-import { useAction, useLoad } from '../hooks';
+import { projectsChanged, useAction, useLoad } from '../hooks';
 import { href, navigate } from '../router';
 import type { Project } from '../types';
 
@@ -35,6 +35,7 @@ export function ProjectsPage({ params }: PageProps) {
   const create = () =>
     act(async () => {
       const project = await post<Project>(`/admin/orgs/${orgID}/projects`, { name });
+      projectsChanged();
       navigate(`/orgs/${orgID}/projects/${project.id}/keys`);
     });
   return (

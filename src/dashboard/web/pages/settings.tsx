@@ -1,12 +1,15 @@
-// A project's API keys (a new key is shown once) and an organization's members.
+// A project's API keys (a new key is shown once, with a button to copy it) and its settings: its name, how long its
+// runs are kept, and deleting it.
 import { useState } from 'preact/hooks';
 import type { PageProps } from '../main';
 import { del, get, patch, post } from '../api';
-import { ConfirmButton, InlineForm, Options, SelectField, TextField } from '../components/form';
+import { ConfirmButton, InlineForm, TextField } from '../components/form';
 import { LoadedTable } from '../components/table';
+import { CopyButton, ErrorNote, Show } from '../components/ui';
 import * as f from '../format';
-import { useAction, useLoad } from '../hooks';
-import type { ApiKey, Member, NewApiKey } from '../types';
+import { projectsChanged, useAction, useLoad } from '../hooks';
+import { navigate } from '../router';
+import type { ApiKey, Member, NewApiKey, Project } from '../types';
 
 export function KeysPage({ params }: PageProps) {
   const { orgID, projectID } = params;
@@ -31,6 +34,7 @@ export function KeysPage({ params }: PageProps) {
         <div class="panel new-key" role="status">
           <strong>Your new key — copy it now, it is shown only this once:</strong>
           <pre data-testid="new-key">{created.key}</pre>
+          <CopyButton text={created.key} label="Copy key" />
         </div>
       )}
       <InlineForm submit="Create key" onSubmit={create} error={error}>
@@ -43,8 +47,8 @@ export function KeysPage({ params }: PageProps) {
         columns={[
           { label: 'Name', cell: (key) => key.name },
           { label: 'Key', cell: (key) => <code>{key.prefix}…</code> },
-          { label: 'Created', cell: (key) => f.dateTime(key.created_at) },
-          { label: 'Last used', cell: (key) => f.dateTime(key.last_used_at) },
+          { label: 'Created (UTC)', cell: (key) => f.dateTime(key.created_at) },
+          { label: 'Last used (UTC)', cell: (key) => f.dateTime(key.last_used_at) },
           {
             label: '',
             cell: (key) => (
@@ -62,59 +66,95 @@ export function KeysPage({ params }: PageProps) {
   );
 }
 
-const ROLES: Member['role'][] = ['admin', 'member', 'viewer'];
+/** The signed-in user's role in an organization, from its members. */
+export async function roleIn(orgID: string, userID: string): Promise<Member['role'] | undefined> {
+  const members = await get<Member[]>(`/admin/orgs/${orgID}/members`);
+  return members.find((member) => member.user_id === userID)?.role;
+}
 
-export function MembersPage({ params }: PageProps) {
-  const { orgID } = params;
-  const path = `/admin/orgs/${orgID}/members`;
-  const members = useLoad(() => get<Member[]>(path), [path]);
-  const [email, setEmail] = useState('');
-  const [role, setRole] = useState<Member['role']>('member');
-  const [error, act] = useAction(members.reload);
-  const add = () =>
+function ProjectSettings({ orgID, project, admin }: { orgID: string; project: Project; admin: boolean }) {
+  const path = `/admin/orgs/${orgID}/projects/${project.id}`;
+  const [name, setName] = useState(project.name);
+  const [days, setDays] = useState(String(project.retention_days));
+  const [saved, setSaved] = useState<string>();
+  const [error, act] = useAction();
+  const save = (body: Partial<Pick<Project, 'name' | 'retention_days'>>, what: string) =>
     act(async () => {
-      await post(path, { email, role });
-      setEmail('');
+      setSaved(undefined);
+      await patch<Project>(path, body);
+      projectsChanged();
+      setSaved(what);
+    });
+  const remove = () =>
+    act(async () => {
+      await del(path);
+      projectsChanged();
+      navigate(`/orgs/${orgID}/projects`);
     });
   return (
     <>
-      <h1>Members</h1>
-      <LoadedTable
-        loaded={members}
-        rowKey={(member) => member.user_id}
-        columns={[
-          { label: 'Name', cell: (member) => member.name },
-          { label: 'E-mail', cell: (member) => member.email },
-          {
-            label: 'Role',
-            cell: (member) => (
-              <select
-                aria-label={`Role of ${member.email}`}
-                value={member.role}
-                onChange={(e) => act(() => patch(`${path}/${member.user_id}`, { role: e.currentTarget.value }))}
-              >
-                <Options choices={ROLES} />
-              </select>
-            ),
-          },
-          { label: 'Since', cell: (member) => f.dateTime(member.created_at) },
-          {
-            label: '',
-            cell: (member) => (
-              <ConfirmButton
-                question={`Remove ${member.email}?`}
-                onConfirm={() => act(() => del(`${path}/${member.user_id}`))}
-              >
-                Remove
-              </ConfirmButton>
-            ),
-          },
-        ]}
-      />
-      <InlineForm submit="Add member" onSubmit={add} error={error}>
-        <TextField label="Add a registered user by e-mail" type="email" required value={email} onValue={setEmail} />
-        <SelectField label="Role" value={role} choices={ROLES} onValue={setRole} />
+      {!admin && <p class="muted">Only an admin of the organization can change a project.</p>}
+      <h2>Name</h2>
+      <InlineForm submit="Rename" onSubmit={() => save({ name }, 'The project is renamed.')} error={undefined}>
+        <TextField label="Project name" required maxLength={100} disabled={!admin} value={name} onValue={setName} />
       </InlineForm>
+      <h2>Retention</h2>
+      <p class="muted">
+        Runs and their steps are kept this many days after they start, then deleted (within a day); older runs are never
+        listed or counted.
+      </p>
+      <InlineForm
+        submit="Save retention"
+        onSubmit={() => save({ retention_days: Number(days) }, `Runs are kept ${days} days.`)}
+        error={undefined}
+      >
+        <TextField
+          label="Keep runs for (days, 1–3650)"
+          type="number"
+          required
+          min={1}
+          max={3650}
+          disabled={!admin}
+          value={days}
+          onValue={setDays}
+        />
+      </InlineForm>
+      {saved && (
+        <p class="saved" role="status">
+          {saved}
+        </p>
+      )}
+      {error && <ErrorNote error={error} />}
+      <h2>Delete</h2>
+      <div class="panel danger-zone">
+        <p>Deleting the project deletes its runs, steps, keys and alert rules. It cannot be undone.</p>
+        {admin && (
+          <ConfirmButton question={`Delete ${project.name} and all its runs?`} onConfirm={remove}>
+            Delete project
+          </ConfirmButton>
+        )}
+      </div>
+    </>
+  );
+}
+
+export function ProjectSettingsPage({ params, profile }: PageProps) {
+  const { orgID, projectID } = params;
+  const loaded = useLoad(async () => {
+    const [projects, role] = await Promise.all([
+      get<Project[]>(`/admin/orgs/${orgID}/projects`),
+      roleIn(orgID, profile.user.id),
+    ]);
+    const project = projects.find((candidate) => candidate.id === projectID);
+    if (!project) throw new Error('This project does not exist any more.');
+    return { project, admin: role === 'admin' };
+  }, [orgID, projectID]);
+  return (
+    <>
+      <h1>Project settings</h1>
+      <Show loaded={loaded}>
+        {({ project, admin }) => <ProjectSettings key={project.id} orgID={orgID} project={project} admin={admin} />}
+      </Show>
     </>
   );
 }

@@ -1,0 +1,197 @@
+// The run list (contract §5): a page of the runs of a window, newest first, and how many match in all.
+//
+// A page reads what it returns, not the window. First, how many runs match per hour, newest first: the whole hours
+// from the `run_counts` projection (one row per hour, agent, status and loop flag), the partial hours at the
+// window's edges and the running runs from rows. That gives X-Total-Count, and the few hours the page's runs lie in.
+// Then the keys of the page, read from those hours alone; then the page's whole rows.
+import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
+import type { Run } from '../runs/model';
+import { EITHER_TABLE_SELECT, storedRun, toRun, type FinishedRunRow, type RunningRunRow } from '../runs/tables';
+import type { RunQuery } from './durations';
+import { hourWindowParams } from './rollups';
+import {
+  countedByRows,
+  filterParams,
+  runFilters,
+  usedFilters,
+  type RunFilter,
+  type RunFilterValues,
+} from './run-filters';
+import { sql } from './sql';
+import { IN_WINDOW, LIVE_NOT_FINISHED, RAW_ONLY, timeParam, type TimeRange } from './window-runs';
+
+const HOUR = 'toStartOfHour(timestamp)';
+const [HOURS_START, HOURS_END] = ['hours_start', 'hours_end'].map(timeParam);
+
+/**
+ * How many runs of the window [window_start, window_end) match, per hour, newest first. The whole hours
+ * [hours_start, hours_end) are counted by the `run_counts` projection (or a smaller rollup that answers the same),
+ * whose keys are the filters' columns; the rest, and the running runs, from rows. Projections cannot answer the raw
+ * side: it is planned without looking for them.
+ */
+export const selectHourCounts = (filters: readonly RunFilter[]) => sql`
+  SELECT hour, sum(runs) AS runs
+  FROM (
+    SELECT ${HOUR} AS hour, count() AS runs
+    FROM runs
+    WHERE project_id = {project_id:UUID} AND ${HOUR} >= ${HOURS_START} AND ${HOUR} < ${HOURS_END}${runFilters(
+      filters,
+      'finished',
+    )}
+    GROUP BY hour
+    UNION ALL
+    SELECT * FROM (
+      SELECT ${HOUR} AS hour, count() AS runs
+      FROM runs
+      WHERE ${IN_WINDOW} AND (timestamp < ${HOURS_START} OR timestamp >= ${HOURS_END})${runFilters(filters, 'finished')}
+      GROUP BY hour
+      ${RAW_ONLY})
+    UNION ALL
+    SELECT ${HOUR} AS hour, count() AS runs
+    FROM live_runs FINAL
+    WHERE ${LIVE_NOT_FINISHED}${runFilters(filters, 'live')}
+    GROUP BY hour)
+  GROUP BY hour
+  ORDER BY hour DESC`;
+
+// Ids sort by their canonical string form (ClickHouse orders UUID values differently).
+const RUN_ORDER = 'timestamp DESC, run_id DESC';
+const IN_PAGE_HOURS = `${HOUR} IN {hours:Array(DateTime('UTC'))}`;
+
+/**
+ * The keys of a page's runs, newest first: the runs at [offset, offset + limit) of those that match in the
+ * page's hours, {hours:Array(…)} within [window_start, window_end). The finished side is read in primary-key order
+ * and stops after offset + limit keys (WITH TIES keeps every run sharing the last start time, which the ids then
+ * order). Read-in-order buffering is off: with a LIMIT it reads far ahead of the few granules a page needs.
+ */
+export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
+  SELECT timestamp, run_id AS id, live
+  FROM (
+    SELECT timestamp, toString(id) AS run_id, true AS live
+    FROM live_runs FINAL
+    WHERE ${LIVE_NOT_FINISHED} AND ${IN_PAGE_HOURS}${runFilters(filters, 'live')}
+    ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
+    UNION ALL
+    SELECT timestamp, toString(id) AS run_id, false AS live
+    FROM runs
+    WHERE ${IN_WINDOW} AND ${IN_PAGE_HOURS}${runFilters(filters, 'finished')}
+    ORDER BY timestamp DESC LIMIT {page_end:UInt64} WITH TIES
+  )
+  ORDER BY ${RUN_ORDER}
+  LIMIT {limit:UInt64} OFFSET {offset:UInt64}
+  ${RAW_ONLY}, read_in_order_use_buffering = 0`;
+
+/** A side's page rows, through the primary key (the time range of its keys) and its ids. */
+const pageRange = (side: 'finished' | 'live') => sql`
+  project_id = {project_id:UUID}
+    AND timestamp >= {${side}_first:DateTime64(3, 'UTC')} AND timestamp <= {${side}_last:DateTime64(3, 'UTC')}
+    AND id IN {${side}_ids:Array(UUID)}`;
+
+/** Each side's whole rows of a page, in the one shape of runs/tables.ts: finished runs, and running ones. */
+const PAGE_ROWS = {
+  finished: sql`
+    SELECT ${EITHER_TABLE_SELECT.runs}
+    FROM runs
+    WHERE ${pageRange('finished')}`,
+  live: sql`
+    SELECT ${EITHER_TABLE_SELECT.live_runs}
+    FROM live_runs FINAL
+    WHERE ${pageRange('live')}`,
+};
+
+/** The whole rows of a page's keys, in one statement, of only the sides the page has. */
+export const selectPageRows = (sides: readonly (keyof typeof PAGE_ROWS)[]) =>
+  sides.map((side) => PAGE_ROWS[side]).join('\nUNION ALL\n');
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+/** How many runs match in an hour (its start, as ClickHouse writes it). */
+type HourCount = { hour: string; runs: number };
+/** A key of a page: a finished or a running run's. */
+type PageKey = { timestamp: string; id: string; live: boolean | number };
+/** A page's row: a finished run, or a running one with placeholders for the finished columns. */
+type PageRow = FinishedRunRow | RunningRunRow;
+
+const HOUR_MS = 3_600_000;
+const isLive = (key: PageKey) => key.live === true || key.live === 1;
+const keyOf = (row: { timestamp: string; id: string }) => `${row.timestamp}|${row.id}`;
+
+/**
+ * The hours that hold runs [offset, offset + limit) of the counts (newest first), and how many runs the hours
+ * before them hold: the page's runs are then [offset − skipped, …) of those hours' runs.
+ */
+export function pageHours(counts: readonly HourCount[], { offset, limit }: Page) {
+  const hours: string[] = [];
+  let before = 0;
+  let skipped = 0;
+  for (const { hour, runs } of counts) {
+    if (before >= offset + limit) break;
+    if (before + Number(runs) > offset) {
+      if (hours.length === 0) skipped = before;
+      hours.push(hour);
+    }
+    before += Number(runs);
+  }
+  return { hours, skipped };
+}
+
+/** A page of the runs of a window that match the filters, newest first, and how many match in all. */
+export async function readRunPage(
+  query: RunQuery,
+  projectId: string,
+  window: TimeRange,
+  page: Page,
+  filters: RunFilterValues,
+  now: Date,
+): Promise<{ runs: Run[]; total: number }> {
+  const used = usedFilters(filters);
+  const params = {
+    ...hourWindowParams(projectId, window, now, countedByRows(used)),
+    ...filterParams(filters, used),
+  };
+  const counts = await query<HourCount>('reports.runs_per_hour', selectHourCounts(used), params);
+  const total = counts.reduce((sum, { runs }) => sum + Number(runs), 0);
+  const { hours: onPage, skipped } = pageHours(counts, page);
+  if (onPage.length === 0) return { runs: [], total };
+  // The page's hours, within the window: its keys are read there alone.
+  const newest = fromClickHouseTime(onPage[0]).getTime() + HOUR_MS;
+  const oldest = fromClickHouseTime(onPage.at(-1)!).getTime();
+  const keys = await query<PageKey>('reports.runs_page_keys', selectPageKeys(used), {
+    ...params,
+    window_start: toClickHouseTime(new Date(Math.max(oldest, window.from.getTime()))),
+    window_end: toClickHouseTime(new Date(Math.min(newest, window.to.getTime()))),
+    hours: onPage,
+    limit: page.limit,
+    offset: page.offset - skipped,
+    page_end: page.offset - skipped + page.limit,
+  });
+  return { runs: await readPageRows(query, projectId, keys), total };
+}
+
+/** The whole rows of a page's keys, in the keys' order. */
+async function readPageRows(query: RunQuery, projectId: string, keys: readonly PageKey[]): Promise<Run[]> {
+  const sides = { finished: keys.filter((key) => !isLive(key)), live: keys.filter(isLive) };
+  const present = (['finished', 'live'] as const).filter((side) => sides[side].length > 0);
+  if (present.length === 0) return [];
+  const params: Record<string, unknown> = { project_id: projectId };
+  for (const side of present) {
+    // Keys are newest first.
+    Object.assign(params, {
+      [`${side}_first`]: sides[side].at(-1)!.timestamp,
+      [`${side}_last`]: sides[side][0].timestamp,
+      [`${side}_ids`]: sides[side].map((key) => key.id),
+    });
+  }
+  const rows = new Map(
+    (await query<PageRow>('reports.page_rows', selectPageRows(present), params)).map((row) => [keyOf(row), row]),
+  );
+  return keys.flatMap((key) => {
+    const row = rows.get(keyOf(key));
+    // A key whose row is gone by the second phase (a running run's tombstone merged away, a partition dropped
+    // by the TTL) is skipped.
+    return row ? [toRun(storedRun(row))] : [];
+  });
+}

@@ -1,0 +1,139 @@
+// SQL of the sessions (contract §10): the list (a page of keys, then the page's figures), one session's figures and
+// its runs. A session's figures are sums over its runs of the window, so they come in partials per source of runs,
+// added up per session: the `sessions` projection of `runs` for the window's whole hours (one row per session and
+// hour, schema/clickhouse/0006), raw finished rows for the partial hours at the edges, and the running runs of
+// live_runs. With a filter (agent, user), which the projection has no dimension for, the finished runs are read raw.
+// Values always travel as bound parameters; the only variable text is fixed fragments.
+import { sql, andEach } from '../reports/sql';
+import { IN_WINDOW, LIVE_NOT_FINISHED, timeParam } from '../reports/window-runs';
+import { EITHER_TABLE_SELECT } from '../runs/tables';
+
+/** How the finished runs are read: the projection for whole hours (and raw edges), or raw rows throughout. */
+export type SessionShape = 'rollups' | 'raw';
+
+/** The list's filters, a fixed fragment each, over a row of either run table. */
+export const SESSION_FILTERS = {
+  agent_name: 'agent_name = {agent_name:String}',
+  user_id: 'user_id = {user_id:String}',
+  // The page's sessions, in its second phase.
+  sessions: 'session_id IN {sessions:Array(String)}',
+  session: 'session_id = {session_id:String}',
+} as const;
+export type SessionFilter = keyof typeof SESSION_FILTERS;
+
+const [HOURS_START, HOURS_END] = ['hours_start', 'hours_end'].map(timeParam);
+const COST = 'sum(toDecimal128(least(total_cost_usd, 1e14), 12))';
+
+/**
+ * A session's partials over finished rows, in the projection's own expressions (so that ClickHouse answers them
+ * from it over whole hours), then the same over live rows, which are all running. `last` alone is what a page's
+ * first phase orders by.
+ */
+const PARTIALS = {
+  finished: {
+    all: `count() AS p_runs, 0 AS p_running, countIf(status = 'completed') AS p_completed,
+      countIf(loop_detected) AS p_loops, min(timestamp) AS p_first, max(timestamp) AS p_last,
+      max(finished_at) AS p_last_finish, sum(total_steps) AS p_steps, sum(total_tokens) AS p_tokens,
+      ${COST} AS p_cost, groupUniqArray(agent_name) AS p_agents, groupUniqArray(user_id) AS p_users`,
+    last: 'max(timestamp) AS p_last',
+  },
+  live: {
+    all: `count() AS p_runs, count() AS p_running, 0 AS p_completed,
+      countIf(loop_detected) AS p_loops, min(timestamp) AS p_first, max(timestamp) AS p_last,
+      toDateTime64(0, 3, 'UTC') AS p_last_finish, sum(total_steps) AS p_steps, sum(total_tokens) AS p_tokens,
+      ${COST} AS p_cost, groupUniqArray(agent_name) AS p_agents, groupUniqArray(user_id) AS p_users`,
+    last: 'max(timestamp) AS p_last',
+  },
+} as const;
+type Partials = 'all' | 'last';
+
+const IN_SESSION = "session_id != ''";
+
+/** Finished rows of the window's whole hours, by the projection's hour: ClickHouse reads the projection. */
+const IN_WHOLE_HOURS = sql`
+  project_id = {project_id:UUID}
+    AND toStartOfHour(timestamp) >= ${HOURS_START} AND toStartOfHour(timestamp) < ${HOURS_END}`;
+const OUTSIDE_WHOLE_HOURS = `(timestamp < ${HOURS_START} OR timestamp >= ${HOURS_END})`;
+
+const finishedPartials = (where: string, partials: Partials, filters: readonly string[]) => sql`
+  SELECT session_id,
+    ${PARTIALS.finished[partials]}
+  FROM runs
+  WHERE ${where}${andEach([IN_SESSION, ...filters])}
+  GROUP BY session_id`;
+
+/** Every source of a session's partials, as one UNION ALL. */
+function partialsPerSource(shape: SessionShape, partials: Partials, filters: readonly SessionFilter[]): string {
+  const conditions = filters.map((filter) => SESSION_FILTERS[filter]);
+  const finished =
+    shape === 'raw'
+      ? [finishedPartials(IN_WINDOW, partials, conditions)]
+      : [
+          finishedPartials(IN_WHOLE_HOURS, partials, conditions),
+          finishedPartials(`${IN_WINDOW}\n  AND ${OUTSIDE_WHOLE_HOURS}`, partials, conditions),
+        ];
+  const live = sql`
+    SELECT session_id,
+      ${PARTIALS.live[partials]}
+    FROM live_runs FINAL
+    WHERE ${LIVE_NOT_FINISHED}${andEach([IN_SESSION, ...conditions])}
+    GROUP BY session_id`;
+  return [...finished, live].map((select) => `(${select})`).join('\nUNION ALL\n');
+}
+
+/**
+ * Phase one of a page: the sessions at [offset, offset + limit) by their last run in the window, newest first (then
+ * by id), each with the number of sessions in all, counted before the LIMIT.
+ */
+export const selectSessionPage = (shape: SessionShape, filters: readonly SessionFilter[]) => sql`
+  SELECT session_id, max(p_last) AS last_run_at, count() OVER () AS total
+  FROM (
+    ${partialsPerSource(shape, 'last', filters)}
+  )
+  GROUP BY session_id
+  ORDER BY last_run_at DESC, session_id
+  LIMIT {limit:UInt64} OFFSET {offset:UInt64}`;
+
+/** How many sessions the window has (for a page past the last one). */
+export const countSessions = (shape: SessionShape, filters: readonly SessionFilter[]) => sql`
+  SELECT count() AS total
+  FROM (
+    SELECT session_id
+    FROM (
+      ${partialsPerSource(shape, 'last', filters)}
+    )
+    GROUP BY session_id
+  )`;
+
+/** Phase two, and a session's own figures: every figure of the sessions the filters name (`sessions`, `session`). */
+export const selectSessionFigures = (shape: SessionShape, filters: readonly SessionFilter[]) => sql`
+  SELECT session_id,
+    sum(p_runs) AS total_runs,
+    sum(p_running) AS running_runs,
+    sum(p_completed) AS completed_runs,
+    sum(p_loops) AS loop_runs,
+    min(p_first) AS first_run_at,
+    max(p_last) AS last_run_at,
+    max(p_last_finish) AS last_finished_at,
+    sum(p_steps) AS total_steps,
+    sum(p_tokens) AS total_tokens,
+    toFloat64(sum(p_cost)) AS total_cost_usd,
+    arraySort(groupUniqArrayArray(p_agents)) AS agents,
+    arraySort(arrayFilter(user -> user != '', groupUniqArrayArray(p_users))) AS user_ids
+  FROM (
+    ${partialsPerSource(shape, 'all', filters)}
+  )
+  GROUP BY session_id`;
+
+/** A session's runs of the window in start order (then by id), finished and running, as runs/tables.ts reads them. */
+export const SELECT_SESSION_RUNS = sql`
+  SELECT * FROM (
+    SELECT ${EITHER_TABLE_SELECT.runs}
+    FROM runs
+    WHERE ${IN_WINDOW} AND session_id = {session_id:String}
+    UNION ALL
+    SELECT ${EITHER_TABLE_SELECT.live_runs}
+    FROM live_runs FINAL
+    WHERE ${LIVE_NOT_FINISHED} AND session_id = {session_id:String})
+  ORDER BY timestamp, toString(id)
+  LIMIT {limit:UInt64}`;

@@ -1,0 +1,28 @@
+ALTER TABLE run_steps_local ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS input_tokens Nullable(UInt64) AFTER tokens;
+
+ALTER TABLE run_steps ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS input_tokens Nullable(UInt64) AFTER tokens;
+
+ALTER TABLE run_steps_local ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS output_tokens Nullable(UInt64) AFTER input_tokens;
+
+ALTER TABLE run_steps ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS output_tokens Nullable(UInt64) AFTER input_tokens;
+
+ALTER TABLE runs_local ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS version UInt64 DEFAULT 0;
+
+ALTER TABLE runs ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS version UInt64 DEFAULT 0;
+
+ALTER TABLE runs_local ON CLUSTER runwatch MODIFY SETTING lightweight_mutation_projection_mode = 'rebuild';
+
+CREATE TABLE IF NOT EXISTS otlp_traces_local ON CLUSTER runwatch (
+  received_at DateTime64(3, 'UTC'),
+  project_id  UUID,
+  trace_id    String,
+  open_spans  Int32,
+  spans       String CODEC(ZSTD(3))
+) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toDate(received_at)
+ORDER BY (project_id, trace_id, received_at)
+TTL toDateTime(received_at) + INTERVAL 1 DAY
+SETTINGS ttl_only_drop_parts = 1, replicated_deduplication_window = 10000;
+
+CREATE TABLE IF NOT EXISTS otlp_traces ON CLUSTER runwatch AS otlp_traces_local
+ENGINE = Distributed(runwatch, currentDatabase(), otlp_traces_local, cityHash64(project_id, trace_id));

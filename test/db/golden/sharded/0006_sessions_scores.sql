@@ -1,0 +1,83 @@
+ALTER TABLE runs_local ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS session_id String DEFAULT '';
+
+ALTER TABLE runs ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS session_id String DEFAULT '';
+
+ALTER TABLE runs_local ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS user_id String DEFAULT '';
+
+ALTER TABLE runs ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS user_id String DEFAULT '';
+
+ALTER TABLE runs_local ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS tags Array(LowCardinality(String));
+
+ALTER TABLE runs ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS tags Array(LowCardinality(String));
+
+ALTER TABLE live_runs_local ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS session_id String DEFAULT '';
+
+ALTER TABLE live_runs ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS session_id String DEFAULT '';
+
+ALTER TABLE live_runs_local ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS user_id String DEFAULT '';
+
+ALTER TABLE live_runs ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS user_id String DEFAULT '';
+
+ALTER TABLE live_runs_local ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS tags Array(LowCardinality(String));
+
+ALTER TABLE live_runs ON CLUSTER runwatch ADD COLUMN IF NOT EXISTS tags Array(LowCardinality(String));
+
+ALTER TABLE runs_local ON CLUSTER runwatch ADD INDEX IF NOT EXISTS session_bloom session_id TYPE bloom_filter(0.001) GRANULARITY 1;
+
+ALTER TABLE runs_local ON CLUSTER runwatch ADD INDEX IF NOT EXISTS user_bloom user_id TYPE bloom_filter(0.01) GRANULARITY 1;
+
+ALTER TABLE runs_local ON CLUSTER runwatch MATERIALIZE INDEX session_bloom SETTINGS mutations_sync = 2;
+
+ALTER TABLE runs_local ON CLUSTER runwatch MATERIALIZE INDEX user_bloom SETTINGS mutations_sync = 2;
+
+ALTER TABLE runs_local ON CLUSTER runwatch ADD PROJECTION IF NOT EXISTS sessions (
+  SELECT project_id, toStartOfHour(timestamp), session_id,
+         count(),
+         countIf(status = 'completed'),
+         countIf(loop_detected),
+         min(timestamp),
+         max(timestamp),
+         max(finished_at),
+         sum(total_steps),
+         sum(total_tokens),
+         sum(toDecimal128(least(total_cost_usd, 1e14), 12)),
+         groupUniqArray(agent_name),
+         groupUniqArray(user_id)
+  GROUP BY project_id, toStartOfHour(timestamp), session_id
+);
+
+ALTER TABLE runs_local ON CLUSTER runwatch MATERIALIZE PROJECTION sessions SETTINGS mutations_sync = 2;
+
+CREATE TABLE IF NOT EXISTS scores_local ON CLUSTER runwatch (
+  run_timestamp DateTime64(3, 'UTC'),
+  project_id    UUID,
+  run_id        UUID,
+  id            UUID,
+  version       UInt64,
+  agent_name    LowCardinality(String),
+  name          LowCardinality(String),
+  source        LowCardinality(String),
+  data_type     LowCardinality(String),
+
+  value         Float64,
+  label         String,
+  comment       String CODEC(ZSTD(3)),
+  created_at    DateTime64(3, 'UTC')
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', version)
+PARTITION BY toYYYYMM(run_timestamp)
+ORDER BY (project_id, run_timestamp, run_id, id)
+SETTINGS replicated_deduplication_window = 10000;
+
+CREATE TABLE IF NOT EXISTS scores ON CLUSTER runwatch AS scores_local
+ENGINE = Distributed(runwatch, currentDatabase(), scores_local, cityHash64(project_id, run_id));
+
+CREATE TABLE IF NOT EXISTS latest_scores_local ON CLUSTER runwatch AS scores_local
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', version)
+PARTITION BY toYYYYMM(run_timestamp)
+ORDER BY (project_id, run_timestamp, run_id, name, source)
+SETTINGS replicated_deduplication_window = 10000;
+
+CREATE TABLE IF NOT EXISTS latest_scores ON CLUSTER runwatch AS latest_scores_local
+ENGINE = Distributed(runwatch, currentDatabase(), latest_scores_local, cityHash64(project_id, run_id));
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS latest_scores_of_scores ON CLUSTER runwatch TO latest_scores_local AS SELECT * FROM scores_local;

@@ -1,0 +1,141 @@
+// The export of runs (contract §11), through the real HTTP server: CSV, JSON Lines and Parquet, each read back by a
+// reader of its own (csv-parse; JSON.parse per line; ClickHouse's Parquet reader), every field equal to the runs
+// list's; steps nested on request; the list's filters; its refusals.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import type { Response as AgentResponse } from 'superagent';
+import type { Response } from 'supertest';
+import { startTestApp, type TestApp } from '../support/app';
+import { expectError, expectFieldError, getSteps, keyAuth, TEST_ENV } from '../ingest/run-helpers';
+import { searchProject } from './search-data';
+
+let app: TestApp;
+let project: Awaited<ReturnType<typeof searchProject>>;
+// Starting the service migrates a fresh data directory: on a busy machine that takes longer than a test.
+beforeAll(async () => {
+  app = await startTestApp(TEST_ENV);
+  project = await searchProject(app);
+}, 120_000);
+afterAll(() => app.close());
+
+type Run = Record<string, unknown> & { id: string; timestamp: string };
+
+/** The export's raw bytes (supertest buffers a body it does not know as text). */
+const exportRuns = (query: Record<string, string | number | string[]>) =>
+  app.http
+    .get(`/projects/${project.project.id}/agent/runs/export`)
+    .query({ from: project.from, to: project.to, ...query })
+    .set(keyAuth(project.key))
+    .buffer(true)
+    .parse((res: AgentResponse, done: (error: Error | null, body: Buffer) => void) => {
+      const chunks: Buffer[] = [];
+      (res as unknown as NodeJS.ReadableStream).on('data', (chunk: Buffer) => chunks.push(chunk));
+      (res as unknown as NodeJS.ReadableStream).on('end', () => done(null, Buffer.concat(chunks)));
+    });
+
+const listed = async (query: Record<string, string | number | string[]> = {}) =>
+  (await project.list(query)).body as Run[];
+
+/** A Parquet file read by ClickHouse's own reader, its rows as JSON. */
+async function readParquet(bytes: Buffer): Promise<Record<string, unknown>[]> {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'export-')), 'runs.parquet');
+  fs.writeFileSync(file, bytes);
+  return app.stores.ch.query({
+    name: 'test.read_parquet',
+    sql: "SELECT * FROM file({file:String}, 'Parquet')",
+    params: { file },
+  });
+}
+
+const jsonLines = (res: Response) =>
+  (res.body as Buffer)
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Run);
+
+describe('the export', () => {
+  it('is JSON Lines by default: every run of the list, in its order, every field equal', async () => {
+    const res = await exportRuns({});
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/jsonl; charset=utf-8');
+    expect(res.headers['content-disposition']).toMatch(
+      new RegExp(`^attachment; filename="runs-${project.project.id}-\\d{8}T\\d{6}Z-\\d{8}T\\d{6}Z\\.jsonl"$`),
+    );
+    const runs = await listed();
+    expect(runs).toHaveLength(4);
+    expect(jsonLines(res)).toEqual(runs);
+  });
+
+  it('as CSV: a header of the fields, one run a line, arrays as JSON text and nulls empty', async () => {
+    const res = await exportRuns({ format: 'csv' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(res.headers['content-disposition']).toMatch(/\.csv"$/);
+    const runs = await listed();
+    const records = parse(res.body as Buffer, { columns: true }) as Record<string, string>[];
+    expect(Object.keys(records[0])).toEqual(Object.keys(runs[0]));
+    const asCsv = (value: unknown) =>
+      value === null ? '' : Array.isArray(value) ? JSON.stringify(value) : String(value);
+    expect(records).toEqual(runs.map((run) => Object.fromEntries(Object.entries(run).map(([k, v]) => [k, asCsv(v)]))));
+  });
+
+  it('as Parquet: one row a run, every field equal', async () => {
+    const res = await exportRuns({ format: 'parquet' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/vnd.apache.parquet');
+    expect((res.body as Buffer).subarray(0, 4).toString()).toBe('PAR1');
+    expect(await readParquet(res.body as Buffer)).toEqual(await listed());
+  });
+
+  it.each(['jsonl', 'parquet'])(
+    'nests each run its steps on request (%s), as a run read alone has them',
+    async (format) => {
+      const res = await exportRuns({ format, include_steps: 'true' });
+      expect(res.status).toBe(200);
+      const exported = format === 'jsonl' ? jsonLines(res) : await readParquet(res.body as Buffer);
+      const runs = await listed();
+      const steps = await Promise.all(
+        runs.map(async (run) => (await getSteps(app, project.key, project.project.id, run.id, run.timestamp)).body),
+      );
+      expect(steps.map((list) => list.length)).toEqual([1, 2, 2, 2]);
+      expect(exported).toEqual(runs.map((run, i) => ({ ...run, steps: steps[i] })));
+    },
+  );
+
+  it("takes the list's filters and q, and a limit", async () => {
+    const queries: Record<string, string | number>[] = [
+      { tag: 'prod' },
+      { q: 'weather', model: 'gpt-4o' },
+      { min_duration_ms: 1000 },
+    ];
+    for (const query of queries) {
+      expect(jsonLines(await exportRuns(query))).toEqual(await listed(query));
+    }
+    expect(jsonLines(await exportRuns({ limit: 2 }))).toEqual(await listed({ limit: 2 }));
+    expect((await exportRuns({ q: 'nothing like this', format: 'csv' })).body.toString()).toMatch(/^"?id"?,/);
+  });
+
+  it.each<[string, Record<string, string>, string]>([
+    ['steps in CSV', { format: 'csv', include_steps: 'true' }, 'include_steps'],
+    ['an unknown format', { format: 'xlsx' }, 'format'],
+    ['a limit over 1,000,000', { limit: '1000001' }, 'limit'],
+    ['an offset (exports have none)', { offset: '10' }, ''],
+    ['a short q', { q: 'ab' }, 'q'],
+  ])('refuses %s (400)', async (_, query, field) => {
+    const res = await exportRuns(query);
+    res.body = JSON.parse((res.body as Buffer).toString());
+    if (field) expectFieldError(res, field);
+    else expectError(res, 400, 'validation_failed');
+  });
+
+  it('is refused without a key of the project (401, 404 for another project)', async () => {
+    const res = await app.http.get(`/projects/${project.project.id}/agent/runs/export`);
+    expectError(res, 401, 'unauthenticated');
+    const other = await searchProject(app);
+    const theirs = await app.http.get(`/projects/${other.project.id}/agent/runs/export`).set(keyAuth(project.key));
+    expect([403, 404]).toContain(theirs.status);
+  });
+});

@@ -1,0 +1,34 @@
+SELECT hour, sum(runs) AS runs
+FROM (
+  SELECT toStartOfHour(timestamp) AS hour, count() AS runs
+  FROM runs
+  WHERE project_id = {project_id:UUID} AND toStartOfHour(timestamp) >= {hours_start:DateTime64(3, 'UTC')} AND toStartOfHour(timestamp) < {hours_end:DateTime64(3, 'UTC')}
+    AND agent_name = {agent_name:String}
+    AND status = {status:String}
+    AND loop_detected = {loop_detected:Bool}
+  GROUP BY hour
+  UNION ALL
+  SELECT * FROM (
+    SELECT toStartOfHour(timestamp) AS hour, count() AS runs
+    FROM runs
+    WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')} AND (timestamp < {hours_start:DateTime64(3, 'UTC')} OR timestamp >= {hours_end:DateTime64(3, 'UTC')})
+      AND agent_name = {agent_name:String}
+      AND status = {status:String}
+      AND loop_detected = {loop_detected:Bool}
+    GROUP BY hour
+    SETTINGS optimize_use_projections = 0)
+  UNION ALL
+  SELECT toStartOfHour(timestamp) AS hour, count() AS runs
+  FROM live_runs FINAL
+  WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
+    AND (timestamp, id) NOT IN (
+      SELECT timestamp, id FROM runs
+      WHERE project_id = {project_id:UUID}
+        AND inserted_at >= {stored_since:DateTime('UTC')}
+        AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
+    AND agent_name = {agent_name:String}
+    AND 'running' = {status:String}
+    AND loop_detected = {loop_detected:Bool}
+  GROUP BY hour)
+GROUP BY hour
+ORDER BY hour DESC

@@ -1,0 +1,108 @@
+// Every report statement that reads a pre-aggregate reads it: ClickHouse answers from a projection only while a
+// query's expressions are the projection's own, and otherwise silently scans every row — right, but as slow as the
+// window is long. The query plans say which projections each statement reads.
+import { TupleParam } from '@clickhouse/client';
+import { selectRankBuckets, selectRankValues } from '../../src/reports/durations';
+import { GROUP_KEYS, SUMMARY_FILTERS, selectHealth, selectSummary, selectTimeseries } from '../../src/reports/queries';
+import { windowParams } from '../../src/reports/rollups';
+import { selectHourCounts } from '../../src/reports/run-list';
+import { startTestApp, type TestApp } from '../support/app';
+import { bearer, setUpProject } from '../support/fixtures';
+
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+
+let app: TestApp;
+let projectId: string;
+const now = new Date();
+// Two windows of three days, each with whole days, whole hours around them and partial hours at the edges.
+const windows = {
+  previous: { from: new Date(now.getTime() - 6 * DAY - 30 * 60_000), to: new Date(now.getTime() - 3 * DAY) },
+  current: { from: new Date(now.getTime() - 3 * DAY), to: now },
+};
+
+beforeAll(async () => {
+  app = await startTestApp();
+  app.clock.set(now);
+  const setup = await setUpProject(app);
+  projectId = setup.project.id;
+  // A run every 5 hours over the windows, so that every part read has its projections.
+  const runs = Array.from({ length: 30 }, (_, i) => {
+    const start = new Date(now.getTime() - i * 5 * HOUR - 1000);
+    return {
+      agent_name: i % 2 ? 'planner' : 'coder',
+      timestamp: start.toISOString(),
+      status: 'completed',
+      finished_at: new Date(start.getTime() + 100 * i).toISOString(),
+    };
+  });
+  await app.http.post('/ingest/agent/runs/batch').set(bearer(setup.key)).send({ runs }).expect(200);
+  await app.writer.flushedAll();
+});
+afterAll(() => app.close());
+
+const agentFilter = [SUMMARY_FILTERS.agent_name];
+const summaryKeys = { is_current: GROUP_KEYS.is_current };
+const cellParams = { buckets: [64], cells: [new TupleParam([1, 64])], ranks: [[1]] };
+
+it.each([
+  // Reports of all agents may read either hourly rollup: ClickHouse takes the one with fewer marks to read, which over
+  // a few runs is a tie, and over many the one without the agent.
+  ['the summary of all agents', selectSummary([], 'rollups'), {}, ['hourly_all_agents|hourly']],
+  ['the summary of one agent', selectSummary(['agent_name'], 'rollups'), {}, ['hourly']],
+  ['health', selectHealth('rollups'), {}, ['hourly']],
+  ['the time series by the hour', selectTimeseries([], 'hour', 'rollups'), {}, ['hourly_all_agents|hourly']],
+  ['the time series of one agent by the day', selectTimeseries(['agent_name'], 'day', 'rollups'), {}, ['hourly']],
+  [
+    "the percentiles' buckets of a window (days, then hours)",
+    selectRankBuckets(summaryKeys, [], 'day'),
+    { levels: [0.5] },
+    ['daily_duration_buckets', 'duration_buckets'],
+  ],
+  [
+    "the percentiles' buckets of one agent's hours",
+    selectRankBuckets(GROUP_KEYS, agentFilter, 'hour'),
+    { levels: [0.5] },
+    ['agent_duration_buckets'],
+  ],
+  [
+    "the percentiles' durations of a window (days, then hours)",
+    selectRankValues(summaryKeys, [], 'day'),
+    cellParams,
+    ['daily_duration_values', 'duration_values'],
+  ],
+  [
+    "the percentiles' durations of one agent's days",
+    selectRankValues(summaryKeys, agentFilter, 'day'),
+    cellParams,
+    ['daily_agent_duration_values', 'agent_duration_values'],
+  ],
+  [
+    "the run list's counts per hour, filtered",
+    selectHourCounts(['agent_name', 'status', 'loop_detected']),
+    { hours_start: windows.current.from, hours_end: windows.current.to, status: 'completed', loop_detected: false },
+    ['run_counts'],
+  ],
+])('%s reads its pre-aggregates', async (_label, sql, params, projections) => {
+  const plan = await app.stores.ch.query<{ explain: string }>({
+    name: 'test.explain',
+    sql: `EXPLAIN projections = 1 ${sql}`,
+    params: {
+      ...windowParams(projectId, windows, now),
+      agent_name: 'planner',
+      ...Object.fromEntries(
+        Object.entries(params).map(([key, value]) => [
+          key,
+          value instanceof Date ? value.toISOString().replace('T', ' ').slice(0, 23) : value,
+        ]),
+      ),
+    },
+  });
+  const read = [
+    ...plan
+      .map((row) => row.explain)
+      .join('\n')
+      .matchAll(/ReadFromMergeTree \((\w+)\)/g),
+  ].map(([, name]) => name);
+  for (const projection of projections) expect(read).toContainEqual(expect.stringMatching(`^(${projection})$`));
+});

@@ -1,0 +1,104 @@
+// Finding runs (contract §11), through the real HTTP server: every filter of the runs list, their combinations, and
+// the text search `q` in each field it searches (a run's input, output and termination_detail; its steps' input,
+// output and error), never across projects.
+import { startTestApp, type TestApp } from '../support/app';
+import { expectFieldError, TEST_ENV } from '../ingest/run-helpers';
+import { searchProject } from './search-data';
+
+let app: TestApp;
+// Starting the service migrates a fresh data directory: on a busy machine that takes longer than a test.
+beforeAll(async () => {
+  app = await startTestApp(TEST_ENV);
+}, 120_000);
+afterAll(() => app.close());
+
+describe('the runs list, filtered', () => {
+  let project: Awaited<ReturnType<typeof searchProject>>;
+  beforeAll(async () => {
+    project = await searchProject(app);
+  });
+
+  // Newest first: running (now), memo (30 min ago), failure (40), booking (50).
+  it.each<[string, Record<string, string | number | string[]>, string[]]>([
+    ['no filter', {}, ['running', 'memo', 'failure', 'booking']],
+    ['one tag', { tag: 'eu' }, ['memo', 'booking']],
+    ['every tag given', { tag: ['prod', 'eu'] }, ['booking']],
+    ['session_id', { session_id: 's-2' }, ['failure']],
+    ['user_id', { user_id: 'alice' }, ['memo', 'booking']],
+    ['model', { model: 'gpt-4o' }, ['memo', 'booking']],
+    ['tool_name', { tool_name: 'search' }, ['running', 'memo', 'booking']],
+    ['min_duration_ms (running runs have none)', { min_duration_ms: 1000 }, ['failure', 'booking']],
+    ['max_duration_ms', { max_duration_ms: 999 }, ['memo']],
+    ['a duration range', { min_duration_ms: 500, max_duration_ms: 1000 }, ['booking']],
+    ['min_cost_usd', { min_cost_usd: '0.5' }, ['memo', 'booking']],
+    ['max_cost_usd', { max_cost_usd: '0.25' }, ['running', 'failure']],
+    ['a cost range', { min_cost_usd: '0.02', max_cost_usd: '1' }, ['booking']],
+    ['tag and model', { tag: 'prod', model: 'gpt-4o' }, ['booking']],
+    ['tool_name and user_id', { tool_name: 'search', user_id: 'carol' }, ['running']],
+    ['tag, status and agent', { tag: 'prod', status: 'failed', agent_name: 'writer' }, ['failure']],
+    ['model and a cost range', { model: 'gpt-4o', min_cost_usd: '1' }, ['memo']],
+    ['q and a filter', { q: 'search', tool_name: 'search' }, []],
+    ['q and a tag', { q: 'tool', tag: 'prod' }, ['booking']],
+    ['q and a status', { q: 'results', status: 'completed' }, ['booking']],
+    ['filters that exclude each other', { tag: 'eu', user_id: 'bob' }, []],
+  ])('%s', async (_, query, expected) => {
+    const res = await project.list(query);
+    expect(res.status).toBe(200);
+    expect(res.body.map((run: { id: string }) => run.id)).toEqual(expected.map((name) => project.ids[name]));
+    expect(res.headers['x-total-count']).toBe(String(expected.length));
+  });
+
+  it.each<[string, string, string[]]>([
+    ["a run's input, in another case", 'table FOR', ['booking']],
+    ["a run's output", '8PM', ['booking']],
+    ["a run's termination_detail", 'retries', ['failure']],
+    ["a step's output", 'weather tool', ['booking']],
+    ["a step's input", 'restaurants', ['booking']],
+    ["a step's error", '503 from', ['failure']],
+    ["a step's input, of a tool step", 'zebra', ['memo']],
+    ["a running run's input", 'unicorn', ['running']],
+    ["a running run's step", 'pending look', ['running']],
+    ['non-ASCII text, in another case', 'übersetzt', ['memo']],
+    ['text in two fields of one run', 'for', ['booking']],
+    ['text nowhere', 'nothing like this', []],
+    ['text spanning two fields', 'two booked', []],
+    ['LIKE wildcards, as text', '%a%', []],
+  ])('q finds %s', async (_, q, expected) => {
+    const res = await project.list({ q });
+    expect(res.status).toBe(200);
+    expect(res.body.map((run: { id: string }) => run.id)).toEqual(expected.map((name) => project.ids[name]));
+    expect(res.headers['x-total-count']).toBe(String(expected.length));
+  });
+
+  it('pages through matches as through the list: X-Total-Count counts them all', async () => {
+    const first = await project.list({ tag: 'prod', limit: 2 });
+    const second = await project.list({ tag: 'prod', limit: 2, offset: 2 });
+    expect(first.headers['x-total-count']).toBe('3');
+    expect([...first.body, ...second.body].map((run: { id: string }) => run.id)).toEqual(
+      ['running', 'failure', 'booking'].map((name) => project.ids[name]),
+    );
+  });
+
+  it("never finds another project's runs", async () => {
+    const other = await searchProject(app);
+    for (const q of ['table for', 'weather', '503 from', 'unicorn']) {
+      const mine = await project.list({ q });
+      expect(mine.body).toHaveLength(1);
+      expect(mine.body[0].project_id).toBe(project.project.id);
+      const theirs = await other.list({ q });
+      expect(theirs.body.map((run: { id: string }) => run.id)).not.toContain(mine.body[0].id);
+    }
+  });
+
+  it.each<[string, Record<string, string | string[]>, string]>([
+    ['q shorter than 3 characters', { q: 'ab' }, 'q'],
+    ['q longer than 200 characters', { q: 'x'.repeat(201) }, 'q'],
+    ['a cost that is not a decimal number', { min_cost_usd: '1e3' }, 'min_cost_usd'],
+    ['a negative duration', { max_duration_ms: '-1' }, 'max_duration_ms'],
+    ['an empty tag', { tag: '' }, 'tag'],
+    ['an empty model', { model: '' }, 'model'],
+    ['more than 50 tags', { tag: Array.from({ length: 51 }, (_, i) => `t${i}`) }, 'tag'],
+  ])('refuses %s (400, the field named)', async (_, query, field) => {
+    expectFieldError(await project.list(query), field);
+  });
+});
