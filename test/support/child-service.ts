@@ -12,6 +12,8 @@ const OUTPUT_TAIL_CHARS = 8_000;
 export interface ChildService {
   url: string;
   child: ChildProcess;
+  /** The end of what the process wrote (stdout and stderr), to explain a failure. */
+  outputTail(): string;
   /** `kill -9`: no shutdown hook runs. Resolves once the process is gone. */
   kill(): Promise<void>;
   /** A graceful stop (SIGTERM), with SIGKILL if it hangs. Resolves once the process is gone. */
@@ -141,6 +143,7 @@ export async function startChildService(
   return {
     url,
     child,
+    outputTail,
     kill: async () => {
       child.kill('SIGKILL');
       await exited(child);
