@@ -1,4 +1,4 @@
-// The service's notion of "now": real time in production, a clock the tests can move.
+// The service's notion of "now": real time in production, a clock the tests can move; and waits with a deadline.
 export interface Clock {
   now(): Date;
 }
@@ -16,5 +16,16 @@ export class ManualClock implements Clock {
   }
   advance(seconds: number): void {
     this.current = new Date(this.current.getTime() + seconds * 1000);
+  }
+}
+
+/** What `work` resolves to, or `late` once `ms` have passed without it (no longer waited for then). */
+export async function within<T>(ms: number, work: Promise<T>, late: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(late), ms)));
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
   }
 }

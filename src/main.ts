@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { resolveJwtSecret } from './auth/secret';
-import { systemClock } from './clock';
+import { systemClock, within } from './clock';
 import { ConfigError, loadConfig, type Config } from './config';
 import { closeStores, openStores } from './db/stores';
 import { startJobs } from './jobs';
@@ -47,15 +47,12 @@ async function closeServer(server: Server, lingerMs: number): Promise<void> {
 }
 
 /** Whether `work` settled within `ms`; past that it is no longer waited for. */
-async function settlesWithin(ms: number, work: Promise<unknown>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([work.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const settlesWithin = (ms: number, work: Promise<unknown>) =>
+  within(
+    ms,
+    work.then(() => true),
+    false,
+  );
 
 async function main(): Promise<void> {
   const config = readConfig();

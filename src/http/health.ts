@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { within } from '../clock';
 import type { Config } from '../config';
 import type { Stores } from '../db/stores';
 import { AppError, StoreUnavailableError } from '../errors';
@@ -11,15 +12,15 @@ import { count } from './schemas';
 
 const PROBE_TIMEOUT_MS = 2000;
 
-async function answers(probe: () => Promise<unknown>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS)));
-  const ok = probe().then(
-    (result) => result !== false,
-    () => false,
+const answers = (probe: () => Promise<unknown>): Promise<boolean> =>
+  within(
+    PROBE_TIMEOUT_MS,
+    probe().then(
+      (result) => result !== false,
+      () => false,
+    ),
+    false,
   );
-  return Promise.race([ok, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** The local directories writes go to: the ingest log's, and DATA_DIR when a store is embedded there. */
 function writtenDirectories({

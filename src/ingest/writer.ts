@@ -3,6 +3,7 @@
 // ClickHouse with server-side batching (async_insert), for stateless instances.
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { within } from '../clock';
 import { StoreUnavailableError } from '../errors';
 import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import type { LatestRunRow, RunKey } from '../runs/store';
@@ -69,18 +70,12 @@ export interface RunWriter {
  */
 export function boundedBarrier(flushed: RunWriter['flushed'], waitMs: number): RunWriter['flushed'] {
   return async (projectId) => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StoreUnavailableError('ingest log', 'recent writes are still being flushed; retry', 1)),
-        waitMs,
-      );
-    });
-    try {
-      await Promise.race([flushed(projectId), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const inTime = await within(
+      waitMs,
+      flushed(projectId).then(() => true),
+      false,
+    );
+    if (!inTime) throw new StoreUnavailableError('ingest log', 'recent writes are still being flushed; retry', 1);
   };
 }
 

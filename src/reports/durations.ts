@@ -12,13 +12,14 @@ import { TupleParam } from '@clickhouse/client';
 import {
   AS_DAILY_ROLLUP_COLUMNS,
   AS_ROLLUP_COLUMNS,
+  fromProjection,
   IN_WHOLE_DAYS,
   IN_WHOLE_HOURS,
   IN_WHOLE_HOURS_OUTSIDE_DAYS,
   OUTSIDE_WHOLE_HOURS,
 } from './rollups';
 import { andEach, sql, whereAll } from './sql';
-import { finishedRunsOfWindow, RAW_ONLY } from './window-runs';
+import { finishedRunsOfWindow, NO_PROJECTION_LOOKUP } from './window-runs';
 
 /** A key of a report's groups: its expression over the run_* columns, and its ClickHouse type. */
 export interface GroupKey {
@@ -32,6 +33,10 @@ export const keyColumns = (keys: GroupKeys) =>
   Object.entries(keys)
     .map(([name, key]) => `${key.sql} AS ${name}`)
     .join(', ');
+
+/** Whether a read's keys or filters use the agent: then only the projections keyed by agent answer it. */
+export const readsAgent = (keys: GroupKeys, filters: readonly string[]) =>
+  [...Object.values(keys).map((key) => key.sql), ...filters].some((text) => text.includes('run_agent'));
 
 /**
  * What a report's groups are made of: whole days (a window, an agent, a day bucket) or hours (hour buckets). Whole
@@ -47,13 +52,20 @@ export type Grain = 'day' | 'hour';
  */
 function cellCounts(keys: GroupKeys, cell: string, filters: readonly string[], only: readonly string[], grain: Grain) {
   const conditions = andEach([...filters, ...only]);
+  // The duration projections of schema/clickhouse/0005, by their names.
+  const projection = (daily: boolean) =>
+    fromProjection(
+      `${daily ? 'daily_' : ''}${readsAgent(keys, filters) ? 'agent_' : ''}duration_` +
+        (cell.includes('run_duration_ms') ? 'values' : 'buckets'),
+    );
   const dailyLeaf = sql`
     SELECT * FROM (
       ${AS_DAILY_ROLLUP_COLUMNS}
       SELECT ${keyColumns(keys)}, ${cell}, count() AS runs
       FROM runs
       WHERE ${IN_WHOLE_DAYS}${conditions}
-      GROUP BY ${keyNames(keys)}, ${cell})
+      GROUP BY ${keyNames(keys)}, ${cell}
+      ${projection(true)})
     UNION ALL`;
   return sql`
     SELECT ${keyNames(keys)}, ${cell}, sum(runs) AS runs
@@ -64,15 +76,16 @@ function cellCounts(keys: GroupKeys, cell: string, filters: readonly string[], o
         SELECT ${keyColumns(keys)}, ${cell}, count() AS runs
         FROM runs
         WHERE ${grain === 'day' ? IN_WHOLE_HOURS_OUTSIDE_DAYS : IN_WHOLE_HOURS}${conditions}
-        GROUP BY ${keyNames(keys)}, ${cell})
+        GROUP BY ${keyNames(keys)}, ${cell}
+        ${projection(false)})
       UNION ALL
       SELECT * FROM (
         SELECT ${keyColumns(keys)}, ${cell}, count() AS runs
         FROM (
           ${finishedRunsOfWindow([OUTSIDE_WHOLE_HOURS])}
+          ${NO_PROJECTION_LOOKUP}
         ) ${whereAll([...filters, ...only])}
-        GROUP BY ${keyNames(keys)}, ${cell}
-        ${RAW_ONLY}))
+        GROUP BY ${keyNames(keys)}, ${cell}))
     GROUP BY ${keyNames(keys)}, ${cell}`;
 }
 

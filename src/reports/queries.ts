@@ -2,7 +2,7 @@
 // statement over one window), and the run list. Values are always bound parameters; the only variable SQL text is
 // picked from fixed, allow-listed fragments (measures, filters, bucket sizes). Every statement as ClickHouse
 // receives it is in test/reports/golden.
-import { AS_ROLLUP_COLUMNS, IN_WHOLE_HOURS, OUTSIDE_WHOLE_HOURS, type ReportShape } from './rollups';
+import { AS_ROLLUP_COLUMNS, fromProjection, IN_WHOLE_HOURS, OUTSIDE_WHOLE_HOURS, type ReportShape } from './rollups';
 import {
   combinePartials,
   isPercentile,
@@ -14,7 +14,7 @@ import {
   type PartialAggregate,
   type RollupPartial,
 } from './signals';
-import { keyColumns, keyNames, type GroupKeys } from './durations';
+import { keyColumns, keyNames, readsAgent, type GroupKeys } from './durations';
 import { andEach, sql, whereAll } from './sql';
 import { finishedRunsOfWindow, RAW_ONLY, runsOfWindow, timeParam } from './window-runs';
 
@@ -91,11 +91,11 @@ const rollupPartials = (keys: GroupKeys, partials: readonly RollupPartial[], fil
         ${selectPartials(partials, 'rollup')}
       FROM runs
       WHERE ${IN_WHOLE_HOURS}${andEach(filters)}
-      GROUP BY ${keyNames(keys)})
+      GROUP BY ${keyNames(keys)}
+      ${fromProjection(readsAgent(keys, filters) ? 'hourly' : 'hourly_all_agents')})
     UNION ALL
     SELECT * FROM (
-      ${partialsOver(runsOfWindow([OUTSIDE_WHOLE_HOURS]), keys, partials, filters)}
-      ${RAW_ONLY}))
+      ${partialsOver(runsOfWindow([OUTSIDE_WHOLE_HOURS]), keys, partials, filters)}))
   GROUP BY ${keyNames(keys)}`;
 
 /** The partials of the measures per group, over the runs of both windows; with rollups, without the percentiles. */

@@ -8,7 +8,7 @@ import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import type { Run } from '../runs/model';
 import { EITHER_TABLE_SELECT, storedRun, toRun, type FinishedRunRow, type RunningRunRow } from '../runs/tables';
 import type { RunQuery } from './durations';
-import { hourWindowParams } from './rollups';
+import { fromProjection, hourWindowParams } from './rollups';
 import {
   countedByRows,
   filterParams,
@@ -18,34 +18,43 @@ import {
   type RunFilterValues,
 } from './run-filters';
 import { sql } from './sql';
-import { IN_WINDOW, LIVE_NOT_FINISHED, RAW_ONLY, timeParam, type TimeRange } from './window-runs';
+import { IN_WINDOW, LIVE_NOT_FINISHED, NO_PROJECTION_LOOKUP, RAW_ONLY, timeParam, type TimeRange } from './window-runs';
 
 const HOUR = 'toStartOfHour(timestamp)';
 const [HOURS_START, HOURS_END] = ['hours_start', 'hours_end'].map(timeParam);
 
+/** The smallest projection that counts runs by the filters' columns (schema/clickhouse/0002, 0005). */
+const countingProjection = (filters: readonly RunFilter[]) => {
+  if (filters.length === 0) return 'hourly_all_agents';
+  return filters.every((filter) => filter === 'agent_name') ? 'hourly' : 'run_counts';
+};
+
 /**
  * How many runs of the window [window_start, window_end) match, per hour, newest first. The whole hours
- * [hours_start, hours_end) are counted by the `run_counts` projection (or a smaller rollup that answers the same),
- * whose keys are the filters' columns; the rest, and the running runs, from rows. Projections cannot answer the raw
- * side: it is planned without looking for them.
+ * [hours_start, hours_end) are counted by the smallest projection whose keys are the filters' columns, named in the
+ * read; the rest, and the running runs, from rows. Projections cannot answer the raw side: it is planned without
+ * looking for them (NO_PROJECTION_LOOKUP).
  */
 export const selectHourCounts = (filters: readonly RunFilter[]) => sql`
   SELECT hour, sum(runs) AS runs
   FROM (
-    SELECT ${HOUR} AS hour, count() AS runs
-    FROM runs
-    WHERE project_id = {project_id:UUID} AND ${HOUR} >= ${HOURS_START} AND ${HOUR} < ${HOURS_END}${runFilters(
-      filters,
-      'finished',
-    )}
-    GROUP BY hour
-    UNION ALL
     SELECT * FROM (
       SELECT ${HOUR} AS hour, count() AS runs
       FROM runs
-      WHERE ${IN_WINDOW} AND (timestamp < ${HOURS_START} OR timestamp >= ${HOURS_END})${runFilters(filters, 'finished')}
+      WHERE project_id = {project_id:UUID} AND ${HOUR} >= ${HOURS_START} AND ${HOUR} < ${HOURS_END}${runFilters(
+        filters,
+        'finished',
+      )}
       GROUP BY hour
-      ${RAW_ONLY})
+      ${fromProjection(countingProjection(filters))})
+    UNION ALL
+    SELECT ${HOUR} AS hour, count() AS runs
+    FROM (
+      SELECT timestamp
+      FROM runs
+      WHERE ${IN_WINDOW} AND (timestamp < ${HOURS_START} OR timestamp >= ${HOURS_END})${runFilters(filters, 'finished')}
+      ${NO_PROJECTION_LOOKUP})
+    GROUP BY hour
     UNION ALL
     SELECT ${HOUR} AS hour, count() AS runs
     FROM live_runs FINAL

@@ -148,7 +148,8 @@ it('a trace evicted from memory once assembled is read back for a re-export and 
   } finally {
     await server.close();
   }
-});
+  // Its flushes and reads come one after the other: under a full suite on two cores, in server mode, over 30 s once.
+}, 90_000);
 
 it('a trace closed at the end of its window is settled: read later, its orphans are not recorded again', async () => {
   const { project, key } = await setUpProject(app);

@@ -36,7 +36,8 @@ FROM (
           AND ((run_timestamp >= {previous_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {previous_hours_end:DateTime64(3, 'UTC')})
             OR (run_timestamp >= {current_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
           AND run_agent = {agent_name:String}
-        GROUP BY bucket_start, run_duration_bucket)
+        GROUP BY bucket_start, run_duration_bucket
+        SETTINGS preferred_optimize_projection_name = 'agent_duration_buckets')
       UNION ALL
       SELECT * FROM (
         SELECT toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, INTERVAL 1 HOUR, 'UTC'), 3, 'UTC')) AS bucket_start, run_duration_bucket, count() AS runs
@@ -60,9 +61,9 @@ FROM (
             AND (timestamp < {previous_hours_start:DateTime64(3, 'UTC')}
               OR (timestamp >= {previous_hours_end:DateTime64(3, 'UTC')} AND timestamp < {current_hours_start:DateTime64(3, 'UTC')})
               OR timestamp >= {current_hours_end:DateTime64(3, 'UTC')})
+          LIMIT 18446744073709551615
         ) WHERE run_agent = {agent_name:String}
-        GROUP BY bucket_start, run_duration_bucket
-        SETTINGS optimize_use_projections = 0))
+        GROUP BY bucket_start, run_duration_bucket))
     GROUP BY bucket_start, run_duration_bucket
   )
   GROUP BY bucket_start)

@@ -35,7 +35,8 @@ FROM (
         WHERE project_id = {project_id:UUID}
           AND ((run_timestamp >= {previous_days_start:DateTime64(3, 'UTC')} AND run_timestamp < {previous_days_end:DateTime64(3, 'UTC')})
             OR (run_timestamp >= {current_days_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_days_end:DateTime64(3, 'UTC')}))
-        GROUP BY is_current, run_duration_bucket)
+        GROUP BY is_current, run_duration_bucket
+        SETTINGS preferred_optimize_projection_name = 'daily_duration_buckets')
       UNION ALL
       SELECT * FROM (
         WITH
@@ -57,7 +58,8 @@ FROM (
             OR (run_timestamp >= {previous_days_end:DateTime64(3, 'UTC')} AND run_timestamp < {previous_hours_end:DateTime64(3, 'UTC')})
             OR (run_timestamp >= {current_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_days_start:DateTime64(3, 'UTC')})
             OR (run_timestamp >= {current_days_end:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
-        GROUP BY is_current, run_duration_bucket)
+        GROUP BY is_current, run_duration_bucket
+        SETTINGS preferred_optimize_projection_name = 'duration_buckets')
       UNION ALL
       SELECT * FROM (
         SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current, run_duration_bucket, count() AS runs
@@ -81,9 +83,9 @@ FROM (
             AND (timestamp < {previous_hours_start:DateTime64(3, 'UTC')}
               OR (timestamp >= {previous_hours_end:DateTime64(3, 'UTC')} AND timestamp < {current_hours_start:DateTime64(3, 'UTC')})
               OR timestamp >= {current_hours_end:DateTime64(3, 'UTC')})
+          LIMIT 18446744073709551615
         )
-        GROUP BY is_current, run_duration_bucket
-        SETTINGS optimize_use_projections = 0))
+        GROUP BY is_current, run_duration_bucket))
     GROUP BY is_current, run_duration_bucket
   )
   GROUP BY is_current)

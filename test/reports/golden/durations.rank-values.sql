@@ -27,7 +27,8 @@ FROM (
             OR (run_timestamp >= {current_days_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_days_end:DateTime64(3, 'UTC')}))
           AND run_duration_bucket IN {buckets:Array(Int64)}
           AND (is_current, run_duration_bucket) IN {cells:Array(Tuple(UInt8, Int64))}
-        GROUP BY is_current, run_duration_bucket, run_duration_ms)
+        GROUP BY is_current, run_duration_bucket, run_duration_ms
+        SETTINGS preferred_optimize_projection_name = 'daily_duration_values')
       UNION ALL
       SELECT * FROM (
         WITH
@@ -51,7 +52,8 @@ FROM (
             OR (run_timestamp >= {current_days_end:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
           AND run_duration_bucket IN {buckets:Array(Int64)}
           AND (is_current, run_duration_bucket) IN {cells:Array(Tuple(UInt8, Int64))}
-        GROUP BY is_current, run_duration_bucket, run_duration_ms)
+        GROUP BY is_current, run_duration_bucket, run_duration_ms
+        SETTINGS preferred_optimize_projection_name = 'duration_values')
       UNION ALL
       SELECT * FROM (
         SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current, run_duration_bucket, run_duration_ms, count() AS runs
@@ -75,9 +77,9 @@ FROM (
             AND (timestamp < {previous_hours_start:DateTime64(3, 'UTC')}
               OR (timestamp >= {previous_hours_end:DateTime64(3, 'UTC')} AND timestamp < {current_hours_start:DateTime64(3, 'UTC')})
               OR timestamp >= {current_hours_end:DateTime64(3, 'UTC')})
+          LIMIT 18446744073709551615
         ) WHERE run_duration_bucket IN {buckets:Array(Int64)} AND (is_current, run_duration_bucket) IN {cells:Array(Tuple(UInt8, Int64))}
-        GROUP BY is_current, run_duration_bucket, run_duration_ms
-        SETTINGS optimize_use_projections = 0))
+        GROUP BY is_current, run_duration_bucket, run_duration_ms))
     GROUP BY is_current, run_duration_bucket, run_duration_ms
   )
   GROUP BY is_current, run_duration_bucket

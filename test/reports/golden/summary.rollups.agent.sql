@@ -52,7 +52,8 @@ FROM (
         AND ((run_timestamp >= {previous_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {previous_hours_end:DateTime64(3, 'UTC')})
           OR (run_timestamp >= {current_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
         AND run_agent = {agent_name:String}
-      GROUP BY is_current)
+      GROUP BY is_current
+      SETTINGS preferred_optimize_projection_name = 'hourly')
     UNION ALL
     SELECT * FROM (
       SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current,
@@ -96,7 +97,6 @@ FROM (
               AND inserted_at >= {stored_since:DateTime('UTC')}
               AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
       ) WHERE run_agent = {agent_name:String}
-      GROUP BY is_current
-      SETTINGS optimize_use_projections = 0))
+      GROUP BY is_current))
   GROUP BY is_current
 ) AS partials

@@ -51,7 +51,8 @@ FROM (
       WHERE project_id = {project_id:UUID}
         AND ((run_timestamp >= {previous_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {previous_hours_end:DateTime64(3, 'UTC')})
           OR (run_timestamp >= {current_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
-      GROUP BY is_current)
+      GROUP BY is_current
+      SETTINGS preferred_optimize_projection_name = 'hourly_all_agents')
     UNION ALL
     SELECT * FROM (
       SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current,
@@ -95,7 +96,6 @@ FROM (
               AND inserted_at >= {stored_since:DateTime('UTC')}
               AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
       )
-      GROUP BY is_current
-      SETTINGS optimize_use_projections = 0))
+      GROUP BY is_current))
   GROUP BY is_current
 ) AS partials

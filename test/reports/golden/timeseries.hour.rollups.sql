@@ -46,7 +46,8 @@ FROM (
         AND ((run_timestamp >= {previous_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {previous_hours_end:DateTime64(3, 'UTC')})
           OR (run_timestamp >= {current_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
         AND run_agent = {agent_name:String}
-      GROUP BY bucket_start)
+      GROUP BY bucket_start
+      SETTINGS preferred_optimize_projection_name = 'hourly')
     UNION ALL
     SELECT * FROM (
       SELECT toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, INTERVAL 1 HOUR, 'UTC'), 3, 'UTC')) AS bucket_start,
@@ -88,7 +89,6 @@ FROM (
               AND inserted_at >= {stored_since:DateTime('UTC')}
               AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
       ) WHERE run_agent = {agent_name:String}
-      GROUP BY bucket_start
-      SETTINGS optimize_use_projections = 0))
+      GROUP BY bucket_start))
   GROUP BY bucket_start
 ) AS partials
