@@ -59,6 +59,9 @@ const environmentSchema = z.object({
     .int()
     .positive()
     .default(2 * 1024 ** 3),
+  // A report whose windows hold at most this many runs reads raw rows; more, the rollups (docs/reports.md). 0: by
+  // the windows' length alone.
+  REPORT_RAW_MAX_RUNS: z.coerce.number().int().min(0).default(1_000_000),
   // The ingest log (docs/ingest.md): on by default; off makes instances stateless, inserting with async_insert.
   INGEST_LOG: z.enum(['on', 'off']).default('on'),
   INGEST_LOG_DIR: z.string().min(1).optional(),
@@ -157,6 +160,7 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
       maxExecutionSeconds: env.REPORT_MAX_EXECUTION_SECONDS,
       maxMemoryBytes: env.REPORT_MAX_MEMORY_BYTES,
     },
+    reportRawMaxRuns: env.REPORT_RAW_MAX_RUNS,
     ingestLog:
       env.INGEST_LOG === 'on'
         ? {

@@ -17,11 +17,11 @@ export interface ReportsDependencies {
   /** Where a project's retained runs start: reads leave out older ones. */
   retainedFrom: RetainedFrom;
   /** The time and memory limits of every report and signal query. */
-  config: Pick<Config, 'reportLimits'>;
+  config: Pick<Config, 'reportLimits' | 'reportRawMaxRuns'>;
 }
 
 export function createReports({ ch, clock, flushed, retainedFrom, config }: ReportsDependencies) {
-  const reports = reportService(ch, clock, config.reportLimits, retainedFrom);
+  const reports = reportService(ch, clock, config.reportLimits, retainedFrom, config.reportRawMaxRuns);
   const reader = signalReader(ch, config.reportLimits);
   return {
     routes: reportRoutes(reports, flushed),

@@ -6,15 +6,17 @@ import { STORABLE_TIMES } from '../http/schemas';
 import type { RetainedFrom } from '../retention/cutoffs';
 import * as q from './queries';
 import { readMeasures } from './measures';
-import { alone, reportShape, windowParams, type ReportWindows } from './rollups';
+import { alone, reportShape, windowParams, type ReportShape, type ReportWindows } from './rollups';
 import type { RunFilterValues } from './run-filters';
 import { streamExport, type ExportRequest } from './run-export';
 import { readRunPage, type Page } from './run-list';
+import { runRates } from './run-rate';
 export type { Page } from './run-list';
 export type { ReportWindows } from './rollups';
 import type { Measure } from './signals';
 import { retainedPart, type TimeRange } from './window-runs';
 
+const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 30;
 export const MAX_WINDOW_DAYS = 400;
@@ -32,12 +34,14 @@ const usedFilters = (filters: ReportFilters) =>
   (['agent_name', 'user_id'] as const).filter((filter) => filters[filter] !== undefined);
 const filterParams = (filters: ReportFilters) =>
   Object.fromEntries(usedFilters(filters).map((filter) => [filter, filters[filter]]));
-/** Rollups for long windows, unless a filter needs what they do not hold (a user): then raw rows. */
-const shapeOf = (windows: ReportWindows, used: readonly q.SummaryFilter[]) =>
-  used.some((filter) => q.RAW_ONLY_FILTERS.includes(filter)) ? 'raw' : reportShape(windows.previous, windows.current);
 const BUCKET_MS: Record<q.BucketUnit, number> = { minute: 60_000, hour: 3_600_000, day: DAY_MS };
 /** `auto` takes the smallest bucket that gives at most this many; no window may ask for more than MAX_BUCKETS. */
 const AUTO_MAX_BUCKETS = 200;
+/**
+ * A time series reads raw rows up to this many times REPORT_RAW_MAX_RUNS: its rollups cost more than a summary's
+ * (at 10 M runs, 30 days by the hour: raw 456 ms, rollups 606 ms over 5 M runs; docs/reports.md).
+ */
+const TIMESERIES_RAW_FACTOR = 5;
 const MAX_BUCKETS = 1500;
 
 const invalidWindow = (message: string) => new AppError(400, 'invalid_window', message);
@@ -84,12 +88,40 @@ const retained = (windows: ReportWindows, start: Date): ReportWindows => ({
   current: retainedPart(windows.current, start),
 });
 
-export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLimits, retainedFrom: RetainedFrom) {
+/**
+ * `rawMaxRuns`: a report whose windows hold at most this many runs (by the project's recent rate, run-rate.ts) reads
+ * raw rows, however long its windows; 0 picks by the windows' length alone.
+ */
+export function reportService(
+  ch: ClickHouseStore,
+  clock: Clock,
+  limits: QueryLimits,
+  retainedFrom: RetainedFrom,
+  rawMaxRuns: number,
+) {
   const query = <Row>(name: string, sql: string, params: Record<string, unknown>) =>
     ch.query<Row>({ name, sql, params, limits });
+  const runsPerHour = runRates(query, clock);
+
+  /**
+   * Raw rows for short windows, for windows of few runs, and for a filter the rollups do not hold (a user); else
+   * the rollups. `rawRuns`: how many runs the report reads raw rather than by the rollups.
+   */
+  async function shapeOf(
+    projectId: string,
+    windows: ReportWindows,
+    used: readonly q.SummaryFilter[],
+    rawRuns = rawMaxRuns,
+  ): Promise<ReportShape> {
+    if (used.some((filter) => q.RAW_ONLY_FILTERS.includes(filter))) return 'raw';
+    const byLength = reportShape(windows.previous, windows.current);
+    if (byLength === 'raw' || rawRuns === 0) return byLength;
+    const hours = (windows.current.to.getTime() - windows.previous.from.getTime()) / HOUR_MS;
+    return (await runsPerHour(projectId)) * hours <= rawRuns ? 'raw' : 'rollups';
+  }
 
   /** The summary's rows, one per window with runs, of the measures asked for. */
-  function summaryRows(
+  async function summaryRows(
     name: string,
     projectId: string,
     windows: ReportWindows,
@@ -103,7 +135,7 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
       measures,
       grain: 'day',
       filters: used,
-      shape: shapeOf(windows, used),
+      shape: await shapeOf(projectId, windows, used),
       params: { ...windowParams(projectId, windows, clock.now()), ...filterParams(filters) },
     });
   }
@@ -179,7 +211,8 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
         grain: unit === 'day' ? 'day' : 'hour',
         filters: used,
         // Rollups hold whole hours: minute buckets always read raw rows.
-        shape: unit === 'minute' ? 'raw' : shapeOf(windows, used),
+        // The rollups read both percentile steps per bucket here: raw rows pay off up to several times the runs.
+        shape: unit === 'minute' ? 'raw' : await shapeOf(projectId, windows, used, TIMESERIES_RAW_FACTOR * rawMaxRuns),
         params: { ...windowParams(projectId, windows, clock.now()), ...filterParams(filters) },
       });
       const byStart = new Map(rows.map((row) => [Number(row.bucket_start), row]));
@@ -198,7 +231,7 @@ export function reportService(ch: ClickHouseStore, clock: Clock, limits: QueryLi
       const used = usedFilters({ user_id: filters.user_id });
       const rows = await query<
         Record<string, unknown> & { agent_name: string; is_current: unknown; total_runs: number }
-      >('reports.health', q.selectHealth(shapeOf(windows, used), used), {
+      >('reports.health', q.selectHealth(await shapeOf(projectId, windows, used), used), {
         ...windowParams(projectId, windows, clock.now()),
         ...filterParams({ user_id: filters.user_id }),
       });

@@ -52,6 +52,9 @@ export async function startTestApp(
     // Every test file logs in from this host's address into one Postgres, where failed logins are counted for a day.
     LOGIN_FAILURES_PER_ADDRESS: '1000000',
     ...BUSY_MACHINE_ENV,
+    // The report paths by the windows' length alone, as before the runs counted: a test's few runs would send every
+    // report to raw rows and leave the rollups untested (test/reports/run-rate.test.ts tests the choice).
+    REPORT_RAW_MAX_RUNS: '0',
     // Each app its own ingest log: test files that share a worker's ClickHouse must not replay each other's.
     INGEST_LOG_DIR: path.join(workerDataDir, `ingest-log-${randomUUID()}`),
     ...environment,
