@@ -8,6 +8,7 @@ import { createProjectKey } from '../../bench/lib/service-process';
 import { finishedRowCount, getRun, listRuns } from '../ingest/run-helpers';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { startChildService } from '../support/child-service';
+import { childPostgres } from '../support/postgres-database';
 import { setUpProject } from '../support/fixtures';
 import { agent, chat, exporter, listen, runOf, toolCall, tracing } from './otel';
 
@@ -209,13 +210,19 @@ it('with INGEST_LOG=off, exports are assembled the same: children first, the par
 
 describe('kill -9', () => {
   let dataDir: string;
-  beforeAll(() => {
+  // Its own Postgres database: the service's jobs take up every rule and delivery of theirs.
+  let postgres: Awaited<ReturnType<typeof childPostgres>>;
+  beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runwatch-otlp-crash-'));
+    postgres = await childPostgres();
   });
-  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  afterAll(async () => {
+    await postgres.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
 
   it("between the children's export and the parent's loses nothing acknowledged", async () => {
-    let service = await startChildService(dataDir);
+    let service = await startChildService(dataDir, postgres.environment);
     try {
       const { key, projectId } = await createProjectKey(service.url);
       const traces = Array.from({ length: 5 }, agentTrace);
@@ -226,7 +233,7 @@ describe('kill -9', () => {
         );
       }
       await service.kill();
-      service = await startChildService(dataDir);
+      service = await startChildService(dataDir, postgres.environment);
       expect(await exporter(service.url, key, 'json').send(parents)).toEqual({ code: 0 });
       for (const parent of parents) {
         const run = runOf(parent);

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config';
 import { closeStores, openStores } from '../../src/db/stores';
 import { startChildService, type ChildService } from '../support/child-service';
 import { startClickHouseServerProcess, type ClickHouseServerProcess } from '../support/clickhouse-server';
+import { childPostgres } from '../support/postgres-database';
 import { convergence, setUpTenant, traffic } from '../support/traffic';
 
 // Its own database, so that the jobs' leases (named by the ClickHouse database) are this deployment's alone.
@@ -29,14 +30,17 @@ jest.setTimeout(300_000);
 
 let root: string;
 let clickhouse: ClickHouseServerProcess;
+// A Postgres database of the deployment's own too: the instances' jobs take up every rule and delivery of theirs.
+let postgres: Awaited<ReturnType<typeof childPostgres>>;
 beforeAll(async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'scale-out-'));
+  postgres = await childPostgres();
   clickhouse = await startClickHouseServerProcess(path.join(root, 'clickhouse'), DATABASE);
   // The schema first, here, without the instances' start-up deadline: the first instance to start would otherwise
   // migrate the server while the others wait for it.
   const config = loadConfig({
     DATA_DIR: path.join(root, 'migrations'),
-    DATABASE_URL: process.env.DATABASE_URL,
+    ...postgres.environment,
     CLICKHOUSE_URL: clickhouse.url,
     CLICKHOUSE_DATABASE: DATABASE,
     JWT_SECRET: 'scale-out-migrations-secret-of-32-characters',
@@ -45,6 +49,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await clickhouse?.stop();
+  await postgres?.drop();
 });
 
 /** The three instances of a deployment, each on its own data directory (its own ingest log). */
@@ -54,6 +59,7 @@ function deployment(environment: Record<string, string>) {
     startChildService(
       path.join(root, `${environment.INGEST_LOG}-${index}`),
       {
+        ...postgres.environment,
         CLICKHOUSE_URL: clickhouse.url,
         CLICKHOUSE_DATABASE: DATABASE,
         AUTH_RATE_LIMIT_PER_MINUTE: '100000',
