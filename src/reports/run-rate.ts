@@ -6,12 +6,13 @@
 import type { Clock } from '../clock';
 import { toClickHouseTime } from '../db/clickhouse';
 import type { RunQuery } from './durations';
-import { fromProjection } from './rollups';
+import { fromProjection, wholeHours } from './rollups';
 import { sql } from './sql';
+import { timeParam } from './window-runs';
 
 const HOUR_MS = 3_600_000;
-/** The stretch the rate is counted over: the last week's whole hours. */
-const RATE_HOURS = 7 * 24;
+/** The stretch the rate is counted over: the whole hours of the last week. */
+const RATE_MS = 7 * 24 * HOUR_MS;
 const RATE_TTL_MS = 10 * 60_000;
 /** Projects whose rate is kept at once: past it, the rates are counted afresh. */
 const MAX_PROJECTS = 10_000;
@@ -20,25 +21,25 @@ const SELECT_RUNS_SINCE = sql`
   SELECT count() AS runs
   FROM runs
   WHERE project_id = {project_id:UUID}
-    AND toStartOfHour(timestamp) >= {since:DateTime('UTC')} AND toStartOfHour(timestamp) < {until:DateTime('UTC')}
+    AND toStartOfHour(timestamp) >= ${timeParam('hours_start')} AND toStartOfHour(timestamp) < ${timeParam('hours_end')}
   ${fromProjection('hourly_all_agents')}`;
 
 /** The runs per hour of each project, counted at most once per RATE_TTL_MS. */
 export function runRates(query: RunQuery, clock: Clock): (projectId: string) => Promise<number> {
-  const known = new Map<string, { perHour: number; until: number }>();
+  const known = new Map<string, { perHour: number; expiresAt: number }>();
   return async (projectId) => {
-    const now = clock.now().getTime();
+    const now = clock.now();
     const cached = known.get(projectId);
-    if (cached && cached.until > now) return cached.perHour;
-    const until = Math.floor(now / HOUR_MS) * HOUR_MS;
+    if (cached && cached.expiresAt > now.getTime()) return cached.perHour;
+    const hours = wholeHours({ from: new Date(now.getTime() - RATE_MS), to: now });
     const [{ runs }] = await query<{ runs: number | string }>('reports.run_rate', SELECT_RUNS_SINCE, {
       project_id: projectId,
-      since: toClickHouseTime(new Date(until - RATE_HOURS * HOUR_MS)).slice(0, 19),
-      until: toClickHouseTime(new Date(until)).slice(0, 19),
+      hours_start: toClickHouseTime(hours.from),
+      hours_end: toClickHouseTime(hours.to),
     });
-    const perHour = Number(runs) / RATE_HOURS;
+    const perHour = (Number(runs) * HOUR_MS) / (hours.to.getTime() - hours.from.getTime());
     if (known.size >= MAX_PROJECTS) known.clear();
-    known.set(projectId, { perHour, until: now + RATE_TTL_MS });
+    known.set(projectId, { perHour, expiresAt: now.getTime() + RATE_TTL_MS });
     return perHour;
   };
 }
