@@ -1,11 +1,7 @@
 // Crash safety of ingest (contract §4): after a kill -9 under load, every acknowledged write is there, once and whole.
 import { randomInt, randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createProjectKey } from '../../bench/lib/service-process';
-import { startChildService, type ChildService } from '../support/child-service';
-import { childPostgres } from '../support/postgres-database';
+import { serviceOfBlock, type ChildService } from '../support/child-service';
 
 const CLIENTS = 16;
 // The kill comes right after the first request sent after this much load, while it and the other clients' requests
@@ -362,26 +358,12 @@ async function verifyStoredRuns(reader: RunReader, load: CrashLoad): Promise<voi
 }
 
 describe('ingest and kill -9', () => {
-  let dataDir: string;
-  let service: ChildService | undefined;
-
-  // Its own Postgres database: the service's jobs take up every rule and delivery of theirs.
-  let postgres: Awaited<ReturnType<typeof childPostgres>>;
-
-  beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runwatch-crash-'));
-    postgres = await childPostgres();
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await postgres.drop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const child = serviceOfBlock('runwatch-crash-');
 
   it(
     'keeps every acknowledged write, once and whole, when the service is killed mid-load',
     async () => {
-      service = await startChildService(dataDir, postgres.environment);
+      let service = await child.start();
       const project = await createProjectKey(service.url);
       const load = new CrashLoad(service, project.key);
       await load.run(CLIENTS);
@@ -392,7 +374,7 @@ describe('ingest and kill -9', () => {
       expect(load.cutByKill).toBeGreaterThan(0);
 
       // The same data directory (and Postgres): readiness comes only once the replayed ingest log is flushed.
-      service = await startChildService(dataDir, postgres.environment);
+      service = await child.start();
       await verifyStoredRuns(new RunReader(service.url, project.projectId, project.key), load);
     },
     TEST_TIMEOUT_MS,

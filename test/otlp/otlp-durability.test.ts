@@ -1,14 +1,10 @@
 // OTLP ingest keeps section 4's promises (contract §8): a store that cannot take a write answers 503 with
 // Retry-After and keeps nothing; spans acknowledged wait durably for their agent, through a restart and a kill -9;
 // spans whose agent never comes become runs of their own when their trace's assembly window ends.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createProjectKey } from '../../bench/lib/service-process';
 import { finishedRowCount, getRun, listRuns } from '../ingest/run-helpers';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
-import { startChildService } from '../support/child-service';
-import { childPostgres } from '../support/postgres-database';
+import { serviceOfBlock } from '../support/child-service';
 import { setUpProject } from '../support/fixtures';
 import { agent, chat, exporter, listen, runOf, toolCall, tracing } from './otel';
 
@@ -209,20 +205,10 @@ it('with INGEST_LOG=off, exports are assembled the same: children first, the par
 }, 90_000);
 
 describe('kill -9', () => {
-  let dataDir: string;
-  // Its own Postgres database: the service's jobs take up every rule and delivery of theirs.
-  let postgres: Awaited<ReturnType<typeof childPostgres>>;
-  beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runwatch-otlp-crash-'));
-    postgres = await childPostgres();
-  });
-  afterAll(async () => {
-    await postgres.drop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const child = serviceOfBlock('runwatch-otlp-crash-');
 
   it("between the children's export and the parent's loses nothing acknowledged", async () => {
-    let service = await startChildService(dataDir, postgres.environment);
+    let service = await child.start();
     try {
       const { key, projectId } = await createProjectKey(service.url);
       const traces = Array.from({ length: 5 }, agentTrace);
@@ -233,7 +219,7 @@ describe('kill -9', () => {
         );
       }
       await service.kill();
-      service = await startChildService(dataDir, postgres.environment);
+      service = await child.start();
       expect(await exporter(service.url, key, 'json').send(parents)).toEqual({ code: 0 });
       for (const parent of parents) {
         const run = runOf(parent);

@@ -2,12 +2,8 @@
 // restarted on the same data, every acknowledged score is there exactly once, a score in doubt (sent, never answered)
 // at most once, and every session counts its runs once.
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createProjectKey } from '../../bench/lib/service-process';
-import { startChildService, type ChildService } from '../support/child-service';
-import { childPostgres } from '../support/postgres-database';
+import { serviceOfBlock, type ChildService } from '../support/child-service';
 
 const CLIENTS = 8;
 // The kill comes with a request sent once the load has run this long and this many scores were acknowledged (on a
@@ -123,26 +119,12 @@ async function get(service: ChildService, key: string, pathname: string, query: 
 }
 
 describe('scores, sessions and kill -9', () => {
-  let dataDir: string;
-  let service: ChildService | undefined;
-
-  // Its own Postgres database: the service's jobs take up every rule and delivery of theirs.
-  let postgres: Awaited<ReturnType<typeof childPostgres>>;
-
-  beforeAll(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runwatch-scores-crash-'));
-    postgres = await childPostgres();
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await postgres.drop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const child = serviceOfBlock('runwatch-scores-crash-');
 
   it(
     'keeps every acknowledged score once, and each session counts its runs once',
     async () => {
-      service = await startChildService(dataDir, postgres.environment);
+      let service = await child.start();
       const project = await createProjectKey(service.url);
       const load = new ScoreLoad(service, project.key);
       await load.run();
@@ -150,7 +132,7 @@ describe('scores, sessions and kill -9', () => {
       expect(load.cutByKill).toBeGreaterThan(0);
       expect(load.scores.filter((score) => score.acknowledged).length).toBeGreaterThanOrEqual(MIN_ACKNOWLEDGED_SCORES);
 
-      service = await startChildService(dataDir, postgres.environment);
+      service = await child.start();
       const window = { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date().toISOString() };
       const base = `/projects/${project.projectId}/agent`;
       const listed = await get(service, project.key, `${base}/runs`, { ...window, limit: '1000' });

@@ -1,7 +1,10 @@
 // Runs the real service (`node --import tsx src/main.ts`) as a child process, for tests that must kill it.
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { BUSY_MACHINE_ENV } from './app';
+import { childPostgres } from './postgres-database';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const READY_TIMEOUT_MS = 30_000;
@@ -156,4 +159,25 @@ export async function startChildService(
       clearTimeout(hung);
     },
   };
+}
+
+/**
+ * The service of a describe block that kills and restarts it: on a data directory and (on a Postgres server) a
+ * database of its own, since the service's jobs take up every rule and delivery of theirs; after the block the
+ * service is stopped and both are removed. `start` starts it, again on the same data after a kill.
+ */
+export function serviceOfBlock(prefix: string): { start(): Promise<ChildService> } {
+  let dataDir: string;
+  let postgres: Awaited<ReturnType<typeof childPostgres>>;
+  let service: ChildService | undefined;
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    postgres = await childPostgres();
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await postgres.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { start: async () => (service = await startChildService(dataDir, postgres.environment)) };
 }
