@@ -86,27 +86,42 @@ const STEPS_OF_RUNS = sql`
       AND run_timestamp >= ${timeParam('window_start')} AND run_timestamp < ${timeParam('window_end')}
     GROUP BY run_timestamp, run_id
   ) AS run_steps ON run_steps.run_timestamp = exported.timestamp AND run_steps.run_id = exported.id
-  ORDER BY exported.timestamp DESC, toString(exported.id) DESC`;
+  ORDER BY exported.timestamp DESC, UUIDToNum(exported.id) DESC`;
+
+/**
+ * A run's place in the export's order, newest first, then by id's text, descending: UUIDToNum's big-endian bytes
+ * sort as the id's hexadecimal text does, in 16 bytes instead of 36.
+ */
+const EXPORT_ORDER = 'timestamp DESC, UUIDToNum(id) DESC';
+const EXPORT_KEY = '(timestamp, UUIDToNum(id))';
 
 /**
  * The export's statement: the window's runs that match, newest first (then by id's text, descending, as the list),
- * at most {limit}, as Agent runs; with their steps when asked. The sort spills to disk past its threshold
- * (EXPORT_SETTINGS).
+ * at most {limit}, as Agent runs; with their steps when asked. Sorting whole rows with a LIMIT would hold every row
+ * kept in memory (a sort with a limit does not spill), so the sort runs twice: over the keys alone, for `last`, the
+ * key of the {limit}-th run (the least of the first {limit}: the least of all when fewer match, and the zero key when
+ * none does); then over the whole rows from `last` on, which are {limit} at most, without a limit, so it spills to
+ * disk past its threshold (EXPORT_SETTINGS).
  */
 export const selectExport = (filters: RunFilterValues, arrays: 'native' | 'json', withSteps: boolean) => {
   const used = usedFilters(filters);
+  const matching = (columns: { runs: string; live_runs: string }, also = '') => sql`
+    SELECT ${columns.runs}
+    FROM runs
+    WHERE ${IN_WINDOW}${runFilters(used, 'finished')}${also}
+    UNION ALL
+    SELECT ${columns.live_runs}
+    FROM live_runs FINAL
+    WHERE ${LIVE_NOT_FINISHED}${runFilters(used, 'live')}${also}`;
   return sql`
-    WITH exported AS (
-      SELECT * FROM (
-        SELECT ${EITHER_TABLE_SELECT.runs}
-        FROM runs
-        WHERE ${IN_WINDOW}${runFilters(used, 'finished')}
-        UNION ALL
-        SELECT ${EITHER_TABLE_SELECT.live_runs}
-        FROM live_runs FINAL
-        WHERE ${LIVE_NOT_FINISHED}${runFilters(used, 'live')})
-      ORDER BY timestamp DESC, toString(id) DESC
-      LIMIT {limit:UInt64})
+    WITH
+      (SELECT min(${EXPORT_KEY}) FROM (
+        SELECT timestamp, id FROM (${matching({ runs: 'timestamp, id', live_runs: 'timestamp, id' })})
+        ORDER BY ${EXPORT_ORDER}
+        LIMIT {limit:UInt64})) AS last,
+      exported AS (
+        SELECT * FROM (${matching(EITHER_TABLE_SELECT, `\n AND timestamp >= last.1 AND ${EXPORT_KEY} >= last`)})
+        ORDER BY ${EXPORT_ORDER})
     SELECT
       ${runFields(arrays)}${withSteps ? ',\nrun_steps.steps AS steps' : ''}
     FROM exported
@@ -115,13 +130,18 @@ export const selectExport = (filters: RunFilterValues, arrays: 'native' | 'json'
 
 /**
  * Settings of an export's statement: sorts and joins spill to disk past 64 MiB, Parquet is written in row groups of
- * 10,000 runs, nulls are empty CSV fields, and 64-bit counts are JSON numbers.
+ * 10,000 runs, nulls are empty CSV fields, and 64-bit counts are JSON numbers. One thread reading blocks of 8,192
+ * rows: each reading thread holds blocks of whole rows (inputs and outputs), which made most of an export's memory
+ * (1 M runs as Parquet, in-process at 10 M runs: +440 MiB with the one sort and two threads, +170–190 MiB so; the
+ * time, 2.4 → 4.5 s; BENCHMARKS.md).
  */
 const EXPORT_SETTINGS = {
   max_bytes_before_external_sort: 64 * 1024 * 1024,
   max_bytes_before_external_group_by: 64 * 1024 * 1024,
   join_algorithm: 'full_sorting_merge',
   output_format_parquet_row_group_size: 10_000,
+  max_threads: 1,
+  max_block_size: 8192,
   format_csv_null_representation: '',
   output_format_json_quote_64bit_integers: 0,
   output_format_json_named_tuples_as_objects: 1,

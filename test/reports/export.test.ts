@@ -8,7 +8,7 @@ import { parse } from 'csv-parse/sync';
 import type { Response as AgentResponse } from 'superagent';
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
-import { expectError, expectFieldError, getSteps, keyAuth, TEST_ENV } from '../ingest/run-helpers';
+import { expectError, expectFieldError, getSteps, keyAuth, postBatch, startRun, TEST_ENV } from '../ingest/run-helpers';
 import { searchProject } from './search-data';
 
 let app: TestApp;
@@ -116,6 +116,19 @@ describe('the export', () => {
     }
     expect(jsonLines(await exportRuns({ limit: 2 }))).toEqual(await listed({ limit: 2 }));
     expect((await exportRuns({ q: 'nothing like this', format: 'csv' })).body.toString()).toMatch(/^"?id"?,/);
+  });
+
+  it('cuts at its limit between runs of one millisecond as the list does, by id, running runs among them', async () => {
+    const timestamp = new Date(Date.parse(project.to) - 5 * 60_000).toISOString();
+    const finished = { agent_name: 'tied', timestamp, finished_at: timestamp, status: 'completed' };
+    expect((await postBatch(app, project.key, Array(5).fill(finished))).status).toBe(200);
+    await startRun(app, project.key, { agent_name: 'tied', timestamp });
+    for (const limit of [1, 2, 3, 4, 5, 6, 7]) {
+      const query = { agent_name: 'tied', limit };
+      const exported = jsonLines(await exportRuns(query));
+      expect(exported).toEqual(await listed(query));
+      expect(exported).toHaveLength(Math.min(limit, 6));
+    }
   });
 
   it.each<[string, Record<string, string>, string]>([
