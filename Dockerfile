@@ -35,4 +35,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node is PID 1 and handles SIGTERM itself (graceful shutdown in src/main.ts).
-CMD ["node", "dist/main.js"]
+# --liftoff-only: the embedded Postgres's WebAssembly without V8's optimizing tier (docs/foundation.md, "The process").
+CMD ["node", "--liftoff-only", "dist/main.js"]

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { batchEndToEnd } from './lib/batch-end-to-end';
-import { createProjectKey, startProcess, waitUntilIdle, type ServerProcess } from './lib/service-process';
+import { createProjectKey, SERVICE_ARGS, startProcess, waitUntilIdle, type ServerProcess } from './lib/service-process';
 import { batchBody, wholeRunItems } from './lib/whole-runs';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg()[0];
   const startedAt = performance.now();
   const server = await startProcess(
-    ['dist/main.js'],
+    SERVICE_ARGS,
     { DATA_DIR, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
     PORT,
     '/healthz',

@@ -54,6 +54,9 @@ export function cpuSecondsOf(pid: number): { main: number; others: number } {
   return { main, others: cpuSecondsIn(`/proc/${pid}/stat`) - main };
 }
 
+/** The service's command line after node, as `npm start` runs it (package.json). */
+export const SERVICE_ARGS = ['--liftoff-only', 'dist/main.js'];
+
 export async function startProcess(
   args: string[],
   env: Record<string, string>,
@@ -114,7 +117,7 @@ async function ingestBacklogRows(server: ServerProcess): Promise<number> {
 export async function startRunwatch(dataDir: string, port: number): Promise<ServerProcess> {
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   const server = await startProcess(
-    [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), 'dist/main.js'],
+    [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []), ...SERVICE_ARGS],
     { DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
     port,
     '/readyz',

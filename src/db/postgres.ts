@@ -1,7 +1,6 @@
 // The Postgres store: one small interface over a real server (pg) or the embedded engine (PGlite).
 import fs from 'node:fs';
 import path from 'node:path';
-import v8 from 'node:v8';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { AppError, StoreUnavailableError } from '../errors';
@@ -129,10 +128,6 @@ const PGLITE_SETTINGS = ['shared_buffers=16MB', 'wal_buffers=1MB', 'max_connecti
 async function openPglite(dataDir: string): Promise<PostgresStore> {
   const directory = path.join(dataDir, 'postgres');
   if (!copyTemplate(directory)) fs.mkdirSync(directory, { recursive: true });
-  // V8 compiles PGlite's WebAssembly with its baseline compiler only: the optimizing tier would keep ~90 MB of code
-  // resident for statements no slower this way (BENCHMARKS.md, footprint). Set before the module is compiled; it
-  // binds WebAssembly alone, which only PGlite uses here.
-  v8.setFlagsFromString('--liftoff-only');
   const startParams = [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])];
   return fromPglite(await PGlite.create(directory, { startParams }));
 }
