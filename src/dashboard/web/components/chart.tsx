@@ -55,6 +55,13 @@ const timeAxisValues = (_plot: uPlot, splits: number[], _axis: number, space: nu
 };
 
 /**
+ * The least room between time ticks, in CSS pixels: a day label (`2026-10-29`) needs more than uPlot's default 50,
+ * or the labels of a month's daily ticks run into each other.
+ */
+const timeAxisSpace = (_plot: uPlot, _axis: number, min: number, max: number) =>
+  max - min > 2 * DAY_SECONDS ? 90 : 50;
+
+/**
  * The points to draw where the line cannot show a value: a bucket with values on neither side (an isolated bucket
  * of a sparse hour) would otherwise not show at all. When uPlot shows every point (few buckets), all of them.
  */
@@ -120,7 +127,7 @@ export function Chart({
       // Buckets are UTC-aligned (contract §9): the axis reads in UTC, so that a day bucket starts at 00:00.
       tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
       axes: [
-        { stroke: '#6b7280', grid: { stroke: '#eef0f3' }, values: timeAxisValues },
+        { stroke: '#6b7280', grid: { stroke: '#eef0f3' }, values: timeAxisValues, space: timeAxisSpace },
         {
           stroke: '#6b7280',
           grid: { stroke: '#eef0f3' },
