@@ -89,9 +89,19 @@ function cellCounts(keys: GroupKeys, cell: string, filters: readonly string[], o
     GROUP BY ${keyNames(keys)}, ${cell}`;
 }
 
+/**
+ * A group's values of `value` in ascending order, and the cumulative counts of its `runs` in the same order. Two arrays
+ * of one aggregation hold a group's rows in the same order; sorting one by the other is cheaper than sorting an array
+ * of tuples (the step one of a 30-day hourly time series by the rollups at 10 M runs, 20 interleaved runs: 175 →
+ * 135 ms median).
+ */
+const ascending = (value: string) => sql`
+  arraySort(groupArray(${value})) AS sorted,
+  arrayCumSum(arraySort((count, key) -> key, groupArray(runs), groupArray(${value}))) AS cumulative`;
+
 /** Where each rank of `ranks` lies: (bucket, rank within the bucket), from a group's cumulative bucket counts. */
 const locateRanks = (ranks: string) => sql`
-  arrayMap((rank, at) -> (histogram[at].1, rank - if(at = 1, 0, cumulative[at - 1])),
+  arrayMap((rank, at) -> (sorted[at], rank - if(at = 1, 0, cumulative[at - 1])),
     ${ranks},
     arrayMap(rank -> arrayFirstIndex(reached -> reached >= rank, cumulative), ${ranks}))`;
 
@@ -108,8 +118,7 @@ export const selectRankBuckets = (keys: GroupKeys, filters: readonly string[], g
     arrayMap(h -> h - toUInt64(h), positions) AS fractions
   FROM (
     SELECT ${keyNames(keys)},
-      arraySort(groupArray((run_duration_bucket, runs))) AS histogram,
-      arrayCumSum(arrayMap(bucket -> bucket.2, histogram)) AS cumulative,
+      ${ascending('run_duration_bucket')},
       cumulative[-1] AS finished,
       arrayMap(level -> level * (finished - 1) + 1, {levels:Array(Float64)}) AS positions,
       arrayMap(h -> least(toUInt64(h), finished), positions) AS lower_ranks,
@@ -134,11 +143,10 @@ export const selectRankValues = (keys: GroupKeys, filters: readonly string[], gr
     .join(', ');
   return sql`
     SELECT ${keyNames(keys)}, run_duration_bucket, ranks,
-      arrayMap(rank -> sorted[arrayFirstIndex(reached -> reached >= rank, cumulative)].1, ranks) AS durations
+      arrayMap(rank -> sorted[arrayFirstIndex(reached -> reached >= rank, cumulative)], ranks) AS durations
     FROM (
       SELECT ${keyNames(keys)}, run_duration_bucket,
-        arraySort(groupArray((run_duration_ms, runs))) AS sorted,
-        arrayCumSum(arrayMap(duration -> duration.2, sorted)) AS cumulative
+        ${ascending('run_duration_ms')}
       FROM (
         ${cellCounts(
           keys,

@@ -1,9 +1,9 @@
 SELECT is_current, run_duration_bucket, ranks,
-  arrayMap(rank -> sorted[arrayFirstIndex(reached -> reached >= rank, cumulative)].1, ranks) AS durations
+  arrayMap(rank -> sorted[arrayFirstIndex(reached -> reached >= rank, cumulative)], ranks) AS durations
 FROM (
   SELECT is_current, run_duration_bucket,
-    arraySort(groupArray((run_duration_ms, runs))) AS sorted,
-    arrayCumSum(arrayMap(duration -> duration.2, sorted)) AS cumulative
+    arraySort(groupArray(run_duration_ms)) AS sorted,
+    arrayCumSum(arraySort((count, key) -> key, groupArray(runs), groupArray(run_duration_ms))) AS cumulative
   FROM (
     SELECT is_current, run_duration_bucket, run_duration_ms, sum(runs) AS runs
     FROM (
