@@ -33,6 +33,19 @@ const MATCHES_Q = sql`
   (timestamp, id) IN (
     ${Q_MATCHES})`;
 
+/**
+ * The same for a live row, a running run: its input holds q, or one of its steps' text does. Its steps are looked up
+ * by the keys of the window's live rows (the running runs: few), through run_steps' primary key, instead of searched
+ * over the whole window a second time (the finished side's Q_MATCHES searches them once).
+ */
+const LIVE_MATCHES_Q = sql`
+  (${holdsQ('lowerUTF8(input)')}
+    OR (timestamp, id) IN (
+      SELECT run_timestamp, run_id FROM run_steps
+      WHERE project_id = {project_id:UUID}
+        AND (run_timestamp, run_id) IN (SELECT timestamp, id FROM live_runs WHERE ${IN_WINDOW})
+        AND ${holdsQ(STEP_TEXT)}))`;
+
 /** The same fragment on both tables. */
 const both = (fragment: string) => ({ finished: fragment, live: fragment });
 
@@ -54,7 +67,7 @@ export const RUN_FILTERS = {
   max_duration_ms: { finished: 'duration_ms <= {max_duration_ms:UInt64}', live: 'false' },
   min_cost_usd: both('total_cost_usd >= {min_cost_usd:Float64}'),
   max_cost_usd: both('total_cost_usd <= {max_cost_usd:Float64}'),
-  q: both(MATCHES_Q),
+  q: { finished: MATCHES_Q, live: LIVE_MATCHES_Q },
 } as const;
 export type RunFilter = keyof typeof RUN_FILTERS;
 export type RunFilterValues = Partial<Record<RunFilter, string | number | boolean | readonly string[]>>;

@@ -29,25 +29,31 @@ const countingProjection = (filters: readonly RunFilter[]) => {
   return filters.every((filter) => filter === 'agent_name') ? 'hourly' : 'run_counts';
 };
 
+/** The whole hours [hours_start, hours_end) counted by the smallest projection whose keys are the filters' columns. */
+const projectionHourCounts = (filters: readonly RunFilter[]) => sql`
+  SELECT * FROM (
+    SELECT ${HOUR} AS hour, count() AS runs
+    FROM runs
+    WHERE project_id = {project_id:UUID} AND ${HOUR} >= ${HOURS_START} AND ${HOUR} < ${HOURS_END}${runFilters(
+      filters,
+      'finished',
+    )}
+    GROUP BY hour
+    ${fromProjection(countingProjection(filters))})
+  UNION ALL`;
+
 /**
  * How many runs of the window [window_start, window_end) match, per hour, newest first. The whole hours
- * [hours_start, hours_end) are counted by the smallest projection whose keys are the filters' columns, named in the
- * read; the rest, and the running runs, from rows. Projections cannot answer the raw side: it is planned without
- * looking for them (NO_PROJECTION_LOOKUP).
+ * [hours_start, hours_end) are counted by a projection, named in the read, unless a filter has no key there
+ * (countedByRows: then the hours are an empty range, and the projection's read is left out, whose filters would be
+ * planned and their subqueries run all the same: a rare `q`'s count at 10 M runs, 596 → 416 ms); the rest, and the
+ * running runs, from rows. Projections cannot answer the raw side: it is planned without looking for them
+ * (NO_PROJECTION_LOOKUP).
  */
 export const selectHourCounts = (filters: readonly RunFilter[]) => sql`
   SELECT hour, sum(runs) AS runs
   FROM (
-    SELECT * FROM (
-      SELECT ${HOUR} AS hour, count() AS runs
-      FROM runs
-      WHERE project_id = {project_id:UUID} AND ${HOUR} >= ${HOURS_START} AND ${HOUR} < ${HOURS_END}${runFilters(
-        filters,
-        'finished',
-      )}
-      GROUP BY hour
-      ${fromProjection(countingProjection(filters))})
-    UNION ALL
+    ${countedByRows(filters) ? '' : projectionHourCounts(filters)}
     SELECT ${HOUR} AS hour, count() AS runs
     FROM (
       SELECT timestamp

@@ -25,17 +25,12 @@ WITH
           AND inserted_at >= {stored_since:DateTime('UTC')}
           AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
       AND hasAll(tags, {tag:Array(String)})
-      AND (timestamp, id) IN (
-        SELECT timestamp, id FROM runs
-        WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')} AND multiSearchAny(lowerUTF8(concat(input, '\0', output, '\0', termination_detail)), [lowerUTF8({q:String})])
-        UNION ALL
-        SELECT timestamp, id FROM live_runs
-        WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')} AND multiSearchAny(lowerUTF8(input), [lowerUTF8({q:String})])
-        UNION ALL
-        SELECT run_timestamp, run_id FROM run_steps
-        WHERE project_id = {project_id:UUID}
-          AND run_timestamp >= {window_start:DateTime64(3, 'UTC')} AND run_timestamp < {window_end:DateTime64(3, 'UTC')}
-          AND multiSearchAny(lowerUTF8(concat(input, '\0', output, '\0', ifNull(error, ''))), [lowerUTF8({q:String})])))
+      AND (multiSearchAny(lowerUTF8(input), [lowerUTF8({q:String})])
+        OR (timestamp, id) IN (
+          SELECT run_timestamp, run_id FROM run_steps
+          WHERE project_id = {project_id:UUID}
+            AND (run_timestamp, run_id) IN (SELECT timestamp, id FROM live_runs WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')})
+            AND multiSearchAny(lowerUTF8(concat(input, '\0', output, '\0', ifNull(error, ''))), [lowerUTF8({q:String})]))))
     ORDER BY timestamp DESC, UUIDToNum(id) DESC
     LIMIT {limit:UInt64})) AS last,
   exported AS (
@@ -65,17 +60,12 @@ WITH
           AND inserted_at >= {stored_since:DateTime('UTC')}
           AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
       AND hasAll(tags, {tag:Array(String)})
-      AND (timestamp, id) IN (
-        SELECT timestamp, id FROM runs
-        WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')} AND multiSearchAny(lowerUTF8(concat(input, '\0', output, '\0', termination_detail)), [lowerUTF8({q:String})])
-        UNION ALL
-        SELECT timestamp, id FROM live_runs
-        WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')} AND multiSearchAny(lowerUTF8(input), [lowerUTF8({q:String})])
-        UNION ALL
-        SELECT run_timestamp, run_id FROM run_steps
-        WHERE project_id = {project_id:UUID}
-          AND run_timestamp >= {window_start:DateTime64(3, 'UTC')} AND run_timestamp < {window_end:DateTime64(3, 'UTC')}
-          AND multiSearchAny(lowerUTF8(concat(input, '\0', output, '\0', ifNull(error, ''))), [lowerUTF8({q:String})]))
+      AND (multiSearchAny(lowerUTF8(input), [lowerUTF8({q:String})])
+        OR (timestamp, id) IN (
+          SELECT run_timestamp, run_id FROM run_steps
+          WHERE project_id = {project_id:UUID}
+            AND (run_timestamp, run_id) IN (SELECT timestamp, id FROM live_runs WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')})
+            AND multiSearchAny(lowerUTF8(concat(input, '\0', output, '\0', ifNull(error, ''))), [lowerUTF8({q:String})])))
      AND timestamp >= last.1 AND (timestamp, UUIDToNum(id)) >= last)
     ORDER BY timestamp DESC, UUIDToNum(id) DESC)
 SELECT
