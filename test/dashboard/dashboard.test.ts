@@ -253,10 +253,9 @@ describeInBrowser('the dashboard, in Chromium', () => {
     await page.getByLabel('Status').selectOption('');
     await page.getByLabel('Agent').selectOption('concierge');
     // The concierge's one run, once the list has left the failed runs it showed (CI once clicked one of those).
-    await page.waitForFunction(() => {
-      const rows = document.querySelectorAll('table.runs tbody tr');
-      return rows.length === 1 && rows[0].textContent!.includes('concierge');
-    });
+    const listed = page.locator('table.runs tbody tr');
+    await listed.filter({ hasNotText: 'concierge' }).first().waitFor({ state: 'detached' });
+    await listed.filter({ hasText: 'concierge' }).first().waitFor();
     await page.locator('table.runs tbody a').first().click();
     await page.locator('.conversation .message.role-user', { hasText: 'Where is my order 42?' }).first().waitFor();
     await page.getByRole('button', { name: 'Expand all' }).click();
