@@ -3,6 +3,10 @@ export interface Clock {
   now(): Date;
 }
 
+/** Lengths of time in milliseconds, for the reports' hours and days (UTC: no day is longer than another). */
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
 export const systemClock: Clock = { now: () => new Date() };
 
 /** A clock that stands still until told to move; for tests of time-based behaviour. */

@@ -1,12 +1,10 @@
 // Long windows read hourly rollups: the whole hours of a report's windows come from the hourly projection of
 // `runs` (one row per agent and hour, schema/clickhouse/0002_run_rollups.sql), and only the partial hours at
 // their edges, the running runs and the exact percentiles from raw rows. Values always travel as bound parameters.
+import { DAY_MS, HOUR_MS } from '../clock';
 import { toClickHouseTime } from '../db/clickhouse';
 import { sql } from './sql';
 import { runInputs, storedSince, timeParam, type TimeRange } from './window-runs';
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 
 /** The whole units (UTC-aligned) inside a range; an empty range at its end when it holds none. */
 function wholeUnits({ from, to }: TimeRange, unitMs: number): TimeRange {

@@ -4,6 +4,7 @@
 // from the `run_counts` projection (one row per hour, agent, status and loop flag), the partial hours at the
 // window's edges and the running runs from rows. That gives X-Total-Count, and the few hours the page's runs lie in.
 // Then the keys of the page, read from those hours alone; then the page's whole rows.
+import { HOUR_MS } from '../clock';
 import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import type { Run } from '../runs/model';
 import { EITHER_TABLE_SELECT, storedRun, toRun, type FinishedRunRow, type RunningRunRow } from '../runs/tables';
@@ -130,7 +131,6 @@ type PageKey = { timestamp: string; id: string; live: boolean | number };
 /** A page's row: a finished run, or a running one with placeholders for the finished columns. */
 type PageRow = FinishedRunRow | RunningRunRow;
 
-const HOUR_MS = 3_600_000;
 const isLive = (key: PageKey) => key.live === true || key.live === 1;
 const keyOf = (row: { timestamp: string; id: string }) => `${row.timestamp}|${row.id}`;
 

@@ -3,14 +3,13 @@
 // their reads costs ~20–35 ms however little it reads; one pass over a few million raw rows costs less
 // (docs/reports.md). One count from the hourly rollup per project, kept for RATE_TTL_MS: the rate only picks
 // between two exact paths, so a stale one costs time, never a wrong figure.
-import type { Clock } from '../clock';
+import { HOUR_MS, type Clock } from '../clock';
 import { toClickHouseTime } from '../db/clickhouse';
 import type { RunQuery } from './durations';
 import { fromProjection, wholeHours } from './rollups';
 import { sql } from './sql';
 import { timeParam } from './window-runs';
 
-const HOUR_MS = 3_600_000;
 /** The stretch the rate is counted over: the whole hours of the last week. */
 const RATE_MS = 7 * 24 * HOUR_MS;
 const RATE_TTL_MS = 10 * 60_000;

@@ -1,5 +1,5 @@
 // The report logic (contract section 5): resolves windows, runs the report queries, shapes their rows. No HTTP here.
-import type { Clock } from '../clock';
+import { DAY_MS, HOUR_MS, type Clock } from '../clock';
 import type { ClickHouseStore, QueryLimits } from '../db/clickhouse';
 import { AppError } from '../errors';
 import { STORABLE_TIMES } from '../http/schemas';
@@ -16,8 +16,6 @@ export type { ReportWindows } from './rollups';
 import type { Measure } from './signals';
 import { retainedPart, type TimeRange } from './window-runs';
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 30;
 export const MAX_WINDOW_DAYS = 400;
 
@@ -34,7 +32,7 @@ const usedFilters = (filters: ReportFilters) =>
   (['agent_name', 'user_id'] as const).filter((filter) => filters[filter] !== undefined);
 const filterParams = (filters: ReportFilters) =>
   Object.fromEntries(usedFilters(filters).map((filter) => [filter, filters[filter]]));
-const BUCKET_MS: Record<q.BucketUnit, number> = { minute: 60_000, hour: 3_600_000, day: DAY_MS };
+const BUCKET_MS: Record<q.BucketUnit, number> = { minute: 60_000, hour: HOUR_MS, day: DAY_MS };
 /** `auto` takes the smallest bucket that gives at most this many; no window may ask for more than MAX_BUCKETS. */
 const AUTO_MAX_BUCKETS = 200;
 /**

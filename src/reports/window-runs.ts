@@ -3,6 +3,7 @@
 // Every report and every alert signal reads runs through these fragments, so a run is counted the same way
 // everywhere: once, in its latest state. Values always travel as parameters: {project_id:UUID} and the window's
 // bounds, {window_start:DateTime64(3, 'UTC')} and {window_end:DateTime64(3, 'UTC')}.
+import { HOUR_MS } from '../clock';
 import { toClickHouseTime } from '../db/clickhouse';
 import { andEach, sql } from './sql';
 
@@ -20,8 +21,6 @@ export function retainedPart(range: TimeRange, start: Date): TimeRange {
   const later = (date: Date) => (date < start ? start : date);
   return { from: later(range.from), to: later(range.to) };
 }
-
-const HOUR_MS = 3_600_000;
 
 /**
  * The parameter {stored_since} of LIVE_NOT_FINISHED: an hour before now. The rows' inserted_at is the engine's wall
