@@ -8,6 +8,7 @@ import { createAuth } from './auth';
 import type { Clock } from './clock';
 import type { Config } from './config';
 import type { Stores } from './db/stores';
+import { asRead } from './db/read-scope';
 import { ByteBudget, Lane } from './http/admission';
 import { createBoundedServer, type ConnectionLimits } from './http/connections';
 import { healthRoutes } from './http/health';
@@ -63,7 +64,11 @@ function listenable(listener: RequestListener, limits: ConnectionLimits) {
 /** Reads (reports, run lists and views, the dashboard's API) and ingest (REST, OTLP) each wait in their own lane. */
 function lanesOf(config: Config, ingest: RouteDefinition[], reads: RouteDefinition[]) {
   const ingestLane = new Lane('ingest', config.lanes.ingest);
-  const readLane = new Lane('read', config.lanes.read);
+  // A read is answered within READ_TIMEOUT_MS of its arrival, its statements at a lower priority than ingest's.
+  const { timeoutMs, threadNice } = config.read;
+  const readLane = new Lane('read', config.lanes.read, (arrivedAt, work) =>
+    asRead(arrivedAt + timeoutMs, threadNice, work),
+  );
   const lanes = new Map<RouteDefinition, Lane>([
     ...ingest.map((route) => [route, ingestLane] as const),
     ...reads.filter((route) => route.method === 'get').map((route) => [route, readLane] as const),

@@ -114,6 +114,8 @@ const environmentSchema = z.object({
   INGEST_QUEUE: z.coerce.number().int().min(0).default(512),
   LANE_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(1000),
   READ_FLUSH_WAIT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
+  READ_THREAD_NICE: z.coerce.number().int().min(0).max(19).default(19),
   MAX_CONNECTIONS: z.coerce.number().int().min(1).default(4096),
   MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(512),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
@@ -192,6 +194,7 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
     requestBytesInFlight: env.REQUEST_BYTES_IN_FLIGHT,
     readFlushWaitMs: env.READ_FLUSH_WAIT_MS,
+    read: { timeoutMs: env.READ_TIMEOUT_MS, threadNice: env.READ_THREAD_NICE },
     lanes: {
       read: { concurrency: env.READ_CONCURRENCY, queue: env.READ_QUEUE, queueTimeoutMs: env.LANE_QUEUE_TIMEOUT_MS },
       ingest: {

@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { AppError, StoreUnavailableError } from '../errors';
 import { streamOverSession } from './chdb-stream';
+import { readAbortSignal, readNice, readTimeLeftMs } from './read-scope';
 import { layoutSettings, SINGLE, type ClickHouseLayout } from './topology';
 
 export interface QueryLimits {
@@ -116,6 +117,8 @@ function toStoreError(error: unknown, queryName: string, refusedDataIsInput = fa
     refused.cause = error;
     return refused;
   }
+  // The read's own time, spent (read-scope.ts): the statement's limit was what was left of it.
+  if (LIMIT_CODES.has(code) && readTimeLeftMs() <= 0) return readTimedOut(queryName);
   if (LIMIT_CODES.has(code)) {
     return new AppError(
       503,
@@ -133,15 +136,32 @@ function toStoreError(error: unknown, queryName: string, refusedDataIsInput = fa
 }
 
 /**
- * Every statement states its limits, 0 meaning none: the embedded engine keeps a statement's settings for the
- * session, so a report's limits would otherwise bind the inserts and queries that follow it.
+ * Every statement states its limits, 0 meaning none, and its threads' nice value: the embedded engine keeps a
+ * statement's settings for the session, so a report's limits would otherwise bind the inserts and queries that follow
+ * it. A statement of a read (read-scope.ts) runs at the read's nice value.
  */
-function limitSettings(limits: QueryLimits | undefined): ClickHouseSettings {
+function limitSettings(limits: QueryLimits | undefined, maxExecutionSeconds = limits?.maxExecutionSeconds ?? 0) {
   return {
-    max_execution_time: limits?.maxExecutionSeconds ?? 0,
+    max_execution_time: maxExecutionSeconds,
     max_memory_usage: String(limits?.maxMemoryBytes ?? 0),
     timeout_overflow_mode: 'throw',
-  };
+    os_thread_priority: String(readNice()),
+  } satisfies ClickHouseSettings;
+}
+
+/** The 503 of a read not answered within its time (READ_TIMEOUT_MS): the dashboard asks again. */
+const readTimedOut = (queryName: string) =>
+  new AppError(503, 'unavailable', `the read was not answered within its time (at ${queryName}); retry`, [], {
+    'Retry-After': '1',
+  });
+
+/** A query's limits within a read: its time is at most what is left of the read's (read-scope.ts). */
+function readLimitSettings(limits: QueryLimits | undefined, queryName: string) {
+  const leftMs = readTimeLeftMs();
+  if (leftMs === Infinity) return limitSettings(limits);
+  if (leftMs <= 0) throw readTimedOut(queryName);
+  const ownSeconds = limits?.maxExecutionSeconds || Infinity;
+  return limitSettings(limits, Math.min(ownSeconds, leftMs / 1000));
 }
 
 /** Rows as JSONCompactEachRow lines: one JSON array a row, its values in the order of `columns`. */
@@ -202,15 +222,20 @@ function overClient(
   return {
     layout,
     async query<Row>({ name, sql, params, limits }: ClickHouseQuery) {
+      const settings = readLimitSettings(limits, name);
+      const abortSignal = readAbortSignal();
       try {
         const result = await client.query({
           query: sql,
           query_params: params,
           format: 'JSONEachRow',
-          clickhouse_settings: { log_comment: name, ...limitSettings(limits) },
+          clickhouse_settings: { log_comment: name, ...settings },
+          abort_signal: abortSignal,
         });
         return await result.json<Row>();
       } catch (error) {
+        // No longer waited for: the read's time is up.
+        if (abortSignal?.aborted) throw readTimedOut(name);
         throw toStoreError(error, name);
       }
     },

@@ -16,6 +16,9 @@ export interface LaneLimits {
   queueTimeoutMs: number;
 }
 
+/** How a lane's requests are run once admitted, given when each arrived: for reads, in a read's scope. */
+export type LaneScope = <T>(arrivedAt: number, work: () => Promise<T>) => Promise<T>;
+
 interface Waiter {
   admit(): void;
   timer: NodeJS.Timeout;
@@ -32,6 +35,8 @@ export class Lane {
   constructor(
     readonly name: string,
     private readonly limits: LaneLimits,
+    /** Runs each admitted request (by default, as it is). */
+    readonly scope: LaneScope = (_arrivedAt, work) => work(),
   ) {}
 
   /** Resolves with the function that ends the turn (call it once) when the request may run; rejects with a 503. */

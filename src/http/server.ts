@@ -190,11 +190,13 @@ export function createRequestListener(routes: readonly RouteDefinition[], option
     startedAt: number,
   ) {
     // A laned route waits for its turn (or is refused, 503) before anything of it is read.
+    const lane = laneOf.get(compiled.route);
     let leaveLane: (() => void) | undefined;
     try {
-      leaveLane = await laneOf.get(compiled.route)?.enter();
+      leaveLane = await lane?.enter();
       const raw = await readInput(compiled, match, search, req, res);
-      const { status, result } = await runRoute(compiled.route, options, raw, req, res);
+      const run = () => runRoute(compiled.route, options, raw, req, res);
+      const { status, result } = await (lane ? lane.scope(startedAt, run) : run());
       const { codec } = compiled.route;
       if (result instanceof StreamedBody) {
         sendStream(res, status, result, (error) => logRequest(log, req, res, requestId, startedAt, error));

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { within } from '../clock';
 import { StoreUnavailableError } from '../errors';
 import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
+import { readTimeLeftMs } from '../db/read-scope';
 import type { LatestRunRow, RunKey } from '../runs/store';
 import type { StepRow } from '../runs/tables';
 import { Batcher } from './batcher';
@@ -65,13 +66,14 @@ export interface RunWriter {
 }
 
 /**
- * A read's barrier that gives up after `waitMs`: a read waits that long for the flush of the writes it must see, then
- * gets 503 with Retry-After rather than queueing behind a flush that ingest keeps busy (docs/limits.md).
+ * A read's barrier that gives up after `waitMs` (or when the read's time is up, read-scope.ts): a read waits that long
+ * for the flush of the writes it must see, then gets 503 with Retry-After rather than queueing behind a flush that
+ * ingest keeps busy (docs/limits.md).
  */
 export function boundedBarrier(flushed: RunWriter['flushed'], waitMs: number): RunWriter['flushed'] {
   return async (projectId) => {
     const inTime = await within(
-      waitMs,
+      Math.max(0, Math.min(waitMs, readTimeLeftMs())),
       flushed(projectId).then(() => true),
       false,
     );

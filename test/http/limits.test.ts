@@ -122,6 +122,37 @@ describe('reads and the flush', () => {
   });
 });
 
+describe('reads in their time', () => {
+  // The embedded engine runs statements with parameters one at a time (chdb serializes them): a read waits for its
+  // turn behind a long statement, a wait the statement's own time limit does not count. A server runs them side by
+  // side.
+  (process.env.CLICKHOUSE_URL ? it.skip : it)(
+    'answers a read 503 + Retry-After within READ_TIMEOUT_MS when its statements cannot start in time',
+    async () => {
+      await serve({ read: { timeoutMs: 500, threadNice: 0 } }, async (port) => {
+        const { project, key } = await setUpProject(app);
+        const longStatement = app.stores.ch.query({
+          name: 'long',
+          sql: 'SELECT sum(cityHash64(toString(number))) AS total FROM numbers({rows:UInt64}) SETTINGS max_threads = 1',
+          params: { rows: 600_000_000 },
+        });
+        const startedAt = Date.now();
+        const res = await fetch(`http://127.0.0.1:${port}/projects/${project.id}/agent/summary`, {
+          headers: { Authorization: `Bearer ${key}` },
+        });
+        const answeredMs = Date.now() - startedAt;
+        await longStatement;
+        const longMs = Date.now() - startedAt;
+        expect(res.status).toBe(503);
+        expect(res.headers.get('retry-after')).toBe('1');
+        expect(answeredMs).toBeLessThan(1500);
+        // Without the read's time, it would have been answered after the long statement.
+        expect(longMs).toBeGreaterThan(2500);
+      });
+    },
+  );
+});
+
 describe('request bytes in flight', () => {
   it('refuses a body past the budget with 503 + Retry-After while another is held, and takes it after', async () => {
     await serve({ requestBytesInFlight: 64 * 1024 }, async (port) => {

@@ -29,6 +29,11 @@ export const BUSY_MACHINE_ENV = {
   // Likewise a read waits for the flush holding its writes: a flush whose lightweight DELETE (a late OTLP child
   // replacing its run's row) waits behind the worker's merges took over the default 10 s in CI.
   READ_FLUSH_WAIT_MS: '60000',
+  // And a read has the time of both waits and of its statements (test/http/limits.test.ts tests READ_TIMEOUT_MS).
+  READ_TIMEOUT_MS: '180000',
+  // Reads run at the engine's lowest priority in a deployment; here, the other worker's work would hold them: they run
+  // at the tests' own (test/db/read-scope.test.ts checks the nice value).
+  READ_THREAD_NICE: '0',
 };
 
 /**
