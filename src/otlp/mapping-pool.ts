@@ -2,11 +2,12 @@
 // event loop does for it afterwards, so worker threads take that part and the event loop keeps the assembly and
 // the ingest log. With no workers (OTLP_DECODE_WORKERS=0) it maps on the event loop.
 import path from 'node:path';
+import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { AppError } from '../errors';
 import type { MapAnswer, MapRequest } from './map-worker';
-import { mapExport, type MappedExport } from './mapping';
+import { mapExport, type MappedExport, type MappedTrace } from './mapping';
 
 interface Pending {
   request: MapRequest;
@@ -36,6 +37,15 @@ const startThread = (heapMb: number) => {
       })
     : new Worker(WORKER_FILE, { resourceLimits });
 };
+
+/** A worker's serialized parts, each decoded when it is taken, its bytes let go then. */
+function* decodedInTurn(parts: Uint8Array[]): Generator<MappedTrace[]> {
+  for (let i = 0; i < parts.length; i += 1) {
+    const part = v8.deserialize(parts[i]) as MappedTrace[];
+    parts[i] = new Uint8Array(0);
+    yield part;
+  }
+}
 
 /** A body that takes a worker longer than this is taken as stuck: the worker is ended and replaced. */
 const DEADLINE_MS = 30_000;
@@ -92,8 +102,8 @@ export class MappingPool {
       this.armDeadline(slot);
       const pending = this.pending.get(answer.id);
       this.pending.delete(answer.id);
-      if ('mapped' in answer) {
-        pending?.resolve(answer.mapped);
+      if ('parts' in answer) {
+        pending?.resolve({ parts: decodedInTurn(answer.parts), rejections: answer.rejections });
         return;
       }
       const { status, code, message, details, headers, stack } = answer.error;

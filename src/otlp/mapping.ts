@@ -7,21 +7,64 @@ import { mapSpan, resourceLabelsOf, serviceOf, type TraceSpan } from './genai';
 /** A span starting later than this after now is refused (as a run start is, contract §4). */
 const MAX_FUTURE_MS = 5 * 60 * 1000;
 
-/** An export mapped: its spans by trace (in the order they came), whether each trace has GenAI spans, and refusals. */
-export interface MappedExport {
-  traces: { traceId: string; spans: TraceSpan[]; genAi: boolean }[];
+/** A trace of an export: its spans (in the order they came), and whether it has GenAI spans. */
+export interface MappedTrace {
+  traceId: string;
+  spans: TraceSpan[];
+  genAi: boolean;
+}
+
+/** An export's spans mapped, by trace, and its refusals. */
+export interface MappedTraces {
+  traces: MappedTrace[];
   rejections: string[];
 }
+
+/**
+ * An export mapped, as the service takes it: its traces in parts of at most SPANS_PER_PART spans (whole traces), in
+ * order, each taken when it is recorded (from a worker, each part is decoded only then: mapping-pool.ts), and its
+ * refusals.
+ */
+export interface MappedExport {
+  parts: Iterable<MappedTrace[]>;
+  rejections: string[];
+}
+
+/** Spans of an export recorded together at most (whole traces: a trace bigger than this is a part of its own). */
+export const SPANS_PER_PART = 5000;
 
 /** Whether a value is a mapped export (what the route's body check asks of what the decoder hands over). */
 export const isMappedExport = (value: unknown): value is MappedExport =>
   typeof value === 'object' &&
   value !== null &&
-  Array.isArray((value as MappedExport).traces) &&
+  typeof (value as MappedExport).parts?.[Symbol.iterator] === 'function' &&
   Array.isArray((value as MappedExport).rejections);
 
+/** Traces in parts of at most `spans` spans each (a bigger trace is a part alone), in order. */
+export function inParts<T extends { spans: readonly unknown[] }>(traces: readonly T[], spans: number): T[][] {
+  const parts: T[][] = [];
+  let part: T[] = [];
+  let size = 0;
+  for (const trace of traces) {
+    if (part.length > 0 && size + trace.spans.length > spans) {
+      parts.push(part);
+      [part, size] = [[], 0];
+    }
+    part.push(trace);
+    size += trace.spans.length;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
+}
+
+/** The export mapped, its parts ready (mapping on the event loop, when there are no workers). */
 export function mapExport(body: Buffer, mediaType: string, nowMs: number): MappedExport {
-  const byTrace = new Map<string, MappedExport['traces'][number]>();
+  const { traces, rejections } = mapTraces(body, mediaType, nowMs);
+  return { parts: inParts(traces, SPANS_PER_PART), rejections };
+}
+
+export function mapTraces(body: Buffer, mediaType: string, nowMs: number): MappedTraces {
+  const byTrace = new Map<string, MappedTrace>();
   const rejections: string[] = [];
   // Spans are mapped as they are decoded (one at a time, for protobuf): only what they map to is held.
   for (const { resource, spans } of exportGroups(body, mediaType)) {

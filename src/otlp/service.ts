@@ -19,7 +19,7 @@ import type { FinishedRunRow, StepRow, VersionedRunRow } from '../runs/tables';
 import { TraceAssembly, traceKey, type AssembledRun, type Assembly, type ClosingTrace } from './assembly';
 import type { ExportTraceResponse } from './decode';
 import { runIdOf, type SpanLabels, type TraceSpan } from './genai';
-import type { MappedExport } from './mapping';
+import type { MappedExport, MappedTrace } from './mapping';
 
 export interface OtlpServiceDependencies {
   ch: ClickHouseStore;
@@ -65,26 +65,6 @@ const SELECT_OPEN_TRACES = `
   ORDER BY received_at`;
 
 const DAY_MS = 86_400_000;
-
-/** Spans of an export recorded together at most (whole traces: a trace bigger than this is a part of its own). */
-const SPANS_PER_RECORD = 5000;
-
-/** Traces in parts of at most `spans` spans each (a bigger trace is a part alone), in order. */
-function inParts<T extends { spans: readonly unknown[] }>(traces: readonly T[], spans: number): T[][] {
-  const parts: T[][] = [];
-  let part: T[] = [];
-  let size = 0;
-  for (const trace of traces) {
-    if (part.length > 0 && size + trace.spans.length > spans) {
-      parts.push(part);
-      [part, size] = [[], 0];
-    }
-    part.push(trace);
-    size += trace.spans.length;
-  }
-  if (part.length > 0) parts.push(part);
-  return parts;
-}
 
 /**
  * A span in `otlp_traces`: its place in the tree, its times, and the data of a span still waiting for its agent (with
@@ -400,7 +380,7 @@ export function otlpService({
   }
 
   /** Assembles traces of an export under their locks and records what they complete, in one record. */
-  async function assembleTraces(projectId: string, traces: MappedExport['traces']): Promise<void> {
+  async function assembleTraces(projectId: string, traces: readonly MappedTrace[]): Promise<void> {
     const traceIds = traces.map((trace) => trace.traceId);
     const keys = traceIds.map((traceId) => traceKey(projectId, traceId));
     await traceLock.runAll(keys, async () => {
@@ -422,7 +402,7 @@ export function otlpService({
 
   return {
     /** Takes an export: 200 with the number of spans rejected, or 503 when the spans cannot be made durable. */
-    async export(projectId: string, { traces: mapped, rejections }: MappedExport): Promise<ExportTraceResponse> {
+    async export(projectId: string, { parts, rejections }: MappedExport): Promise<ExportTraceResponse> {
       await loadOpenTraces().catch((error: unknown) => {
         throw Object.assign(new StoreUnavailableError('clickhouse', 'the open traces could not be reloaded'), {
           cause: error,
@@ -430,12 +410,14 @@ export function otlpService({
       });
       if (assembly.size >= MAX_ASSEMBLY_SPANS)
         throw new StoreUnavailableError('ingest log', 'too many spans are waiting for their traces');
-      // Plain spans are kept only for traces with GenAI spans, in this export or in memory.
-      const traces = mapped.filter((trace) => trace.genAi || assembly.knows(projectId, trace.traceId));
       // A big export is recorded in parts, one after the other, so that the rows and the record being built are
       // bounded whatever its size. It is acknowledged once every part is durable; a part that fails fails the export
       // (503), and the retry adds only what the parts before it did not (a re-exported span writes nothing).
-      for (const part of inParts(traces, SPANS_PER_RECORD)) await assembleTraces(projectId, part);
+      for (const part of parts) {
+        // Plain spans are kept only for traces with GenAI spans, in this export or in memory.
+        const traces = part.filter((trace) => trace.genAi || assembly.knows(projectId, trace.traceId));
+        if (traces.length > 0) await assembleTraces(projectId, traces);
+      }
       if (rejections.length === 0) return {};
       return {
         partialSuccess: { rejectedSpans: String(rejections.length), errorMessage: rejections.slice(0, 10).join('; ') },

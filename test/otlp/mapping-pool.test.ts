@@ -2,6 +2,7 @@
 // worker that dies failing only what it held (retryable) before it is replaced.
 import pino from 'pino';
 import { AppError } from '../../src/errors';
+import { SPANS_PER_PART, type MappedExport } from '../../src/otlp/mapping';
 import { MappingPool } from '../../src/otlp/mapping-pool';
 
 const log = pino({ level: 'silent' });
@@ -15,6 +16,8 @@ const chatSpan = {
   attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }],
 };
 const exportOf = (...spans: unknown[]) => json({ resourceSpans: [{ scopeSpans: [{ spans }] }] });
+/** The traces of a mapped export, its parts taken in order. */
+const tracesOf = (mapped: MappedExport) => [...mapped.parts].flat();
 
 describe.each([[0], [1], [2]])('with %i workers', (workers) => {
   let pool: MappingPool;
@@ -26,12 +29,36 @@ describe.each([[0], [1], [2]])('with %i workers', (workers) => {
   it('maps an export, its spans by trace, and counts refusals', async () => {
     const mapped = await pool.map(exportOf(chatSpan, { ...chatSpan, spanId: 'zz' }), 'application/json', Date.now());
     expect(mapped.rejections).toHaveLength(1);
-    expect(mapped.traces).toMatchObject([
+    const traces = tracesOf(mapped);
+    expect(traces).toMatchObject([
       { traceId: chatSpan.traceId, genAi: true, spans: [{ spanId: chatSpan.spanId, role: 'step' }] },
     ]);
-    // A Date still (a worker's structured clone is of the main realm; jest's tests run in their own, hence no
+    // A Date still (a worker's serialized part is decoded in the main realm; jest's tests run in their own, hence no
     // instanceof).
-    expect(Object.prototype.toString.call(mapped.traces[0].spans[0].step!.started_at)).toBe('[object Date]');
+    expect(Object.prototype.toString.call(traces[0].spans[0].step!.started_at)).toBe('[object Date]');
+  });
+
+  it('hands a big export over in parts of whole traces, in the order they came', async () => {
+    const traceIds = Array.from({ length: 2 * SPANS_PER_PART + 2 }, (_, i) => (i + 1).toString(16).padStart(32, '0'));
+    // The first trace has two spans, the others one: the first part holds one trace fewer than it has spans.
+    const spans = traceIds.map((traceId, i) => ({
+      ...chatSpan,
+      traceId,
+      spanId: (i + 1).toString(16).padStart(16, '0'),
+    }));
+    const mapped = await pool.map(
+      exportOf({ ...chatSpan, traceId: traceIds[0], spanId: 'c'.repeat(16) }, ...spans),
+      'application/json',
+      Date.now(),
+    );
+    const parts = [...mapped.parts];
+    expect(parts.map((part) => part.reduce((sum, trace) => sum + trace.spans.length, 0))).toEqual([
+      SPANS_PER_PART,
+      SPANS_PER_PART,
+      3,
+    ]);
+    expect(parts.flat().map((trace) => trace.traceId)).toEqual(traceIds);
+    expect(parts[0][0].spans.map((span) => span.spanId)).toEqual(['c'.repeat(16), spans[0].spanId]);
   });
 
   it('a body that does not decode is the 400 it is answered with', async () => {
@@ -63,8 +90,8 @@ it('a dying worker fails its export with a retryable 503; exports queued behind 
     );
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
-    expect((await queued).traces).toHaveLength(1);
-    expect((await pool.map(exportOf(chatSpan), 'application/json', Date.now())).traces).toHaveLength(1);
+    expect(tracesOf(await queued)).toHaveLength(1);
+    expect(tracesOf(await pool.map(exportOf(chatSpan), 'application/json', Date.now()))).toHaveLength(1);
   } finally {
     await pool.close();
   }
