@@ -48,6 +48,16 @@ export class StoreUnavailableError extends AppError {
   }
 }
 
+/**
+ * A refusal of load past a limit (a full lane, the byte budget, a read out of its time: docs/limits.md): 503 with
+ * Retry-After, which clients retry. The service is working as meant: it is logged as a refusal, not as a failure.
+ */
+export class OverloadError extends AppError {
+  constructor(message: string, retryAfterSeconds = 1) {
+    super(503, 'unavailable', message, [], { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
 export const notFound = (what = 'resource') => new AppError(404, 'not_found', `${what} not found`);
 export const forbidden = (message = 'not allowed') => new AppError(403, 'forbidden', message);
 export const conflict = (message: string) => new AppError(409, 'conflict', message);

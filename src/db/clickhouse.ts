@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
-import { AppError, StoreUnavailableError } from '../errors';
+import { AppError, OverloadError, StoreUnavailableError } from '../errors';
 import { streamOverSession } from './chdb-stream';
 import { readAbortSignal, readNice, readTimeLeftMs } from './read-scope';
 import { layoutSettings, SINGLE, type ClickHouseLayout } from './topology';
@@ -151,9 +151,7 @@ function limitSettings(limits: QueryLimits | undefined, maxExecutionSeconds = li
 
 /** The 503 of a read not answered within its time (READ_TIMEOUT_MS): the dashboard asks again. */
 const readTimedOut = (queryName: string) =>
-  new AppError(503, 'unavailable', `the read was not answered within its time (at ${queryName}); retry`, [], {
-    'Retry-After': '1',
-  });
+  new OverloadError(`the read was not answered within its time (at ${queryName}); retry`);
 
 /** A query's limits within a read: its time is at most what is left of the read's (read-scope.ts). */
 function readLimitSettings(limits: QueryLimits | undefined, queryName: string) {

@@ -2,10 +2,7 @@
 // exporters retry) instead of queued without bound: lanes of requests by kind (reads, ingest), each with a bounded
 // concurrency and a bounded queue, and a budget of request-body bytes held in memory across requests
 // (docs/limits.md).
-import { AppError } from '../errors';
-
-const busy = (message: string, retryAfterSeconds: number) =>
-  new AppError(503, 'unavailable', message, [], { 'Retry-After': String(retryAfterSeconds) });
+import { OverloadError } from '../errors';
 
 export interface LaneLimits {
   /** Requests served at once. */
@@ -75,8 +72,8 @@ export class Lane {
     };
   }
 
-  private full(): AppError {
-    return busy(`too many ${this.name} requests at once; retry`, 1);
+  private full(): OverloadError {
+    return new OverloadError(`too many ${this.name} requests at once; retry`);
   }
 }
 
@@ -131,4 +128,4 @@ export interface BodyCharge {
 }
 
 /** The 503 of a body past the budget. */
-export const overBudget = () => busy('too many request bytes are being processed at once; retry', 1);
+export const overBudget = () => new OverloadError('too many request bytes are being processed at once; retry');

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { OverloadError } from '../errors';
 import { toAppError } from './errors';
 
 const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
@@ -15,8 +16,9 @@ export function assignRequestId(req: IncomingMessage, res: ServerResponse): stri
 }
 
 /**
- * One line per request: a refusal (4xx) at warn, a failure (5xx) at error with its cause, a success at debug only
- * (at info, that line took ~11% of the thread serving run starts, more than the ingest handler itself).
+ * One line per request: a refusal (4xx, or load refused with 503) at warn, a failure (5xx) at error with its cause, a
+ * success at debug only (at info, that line took ~11% of the thread serving run starts, more than the ingest handler
+ * itself).
  */
 export function logRequest(
   log: Logger,
@@ -26,9 +28,11 @@ export function logRequest(
   startedAt: number,
   error?: unknown,
 ): void {
-  // A failure is an error even when it came after the answer was sent (its status is then the answer's).
-  const failed = error !== undefined && toAppError(error).status >= 500;
-  const level = failed || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'debug';
+  // A failure is an error even when it came after the answer was sent (its status is then the answer's). Load
+  // refused past a limit (503, OverloadError) is a refusal: under overload it is most answers, each without a stack.
+  const refusedLoad = error instanceof OverloadError;
+  const failed = error !== undefined && !refusedLoad && toAppError(error).status >= 500;
+  const level = failed || (res.statusCode >= 500 && !refusedLoad) ? 'error' : res.statusCode >= 400 ? 'warn' : 'debug';
   if (!log.isLevelEnabled(level)) return;
   const line = {
     req: { id: requestId, method: req.method, url: req.url },

@@ -356,6 +356,26 @@ describe('logging', () => {
     ]);
   });
 
+  it('logs load refused past a limit (a full lane: 503 + Retry-After) at warn, without a stack', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'info' }, memorySink(lines));
+    const lanes = { read: { concurrency: 1, queue: 0, queueTimeoutMs: 1000 }, ingest: app.config.lanes.ingest };
+    const ingestLog = { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-logging-lanes` };
+    const { http } = anotherService(app, { lanes, ingestLog }, log);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => http.get(`/projects/${projectId}/agent/summary`).set(auth())),
+    );
+    const refused = answers.filter((res) => res.status === 503);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((res) => res.headers['retry-after'] === '1')).toBe(true);
+    const refusals = lines.filter((line) => (line.res as { statusCode: number }).statusCode === 503);
+    expect(refusals).toHaveLength(refused.length);
+    for (const line of refusals) {
+      expect(line).toMatchObject({ level: 40 });
+      expect(line).not.toHaveProperty('err');
+    }
+  });
+
   it('logs a body cut off by the client as its refusal (400, warn), not as a failure', async () => {
     const lines: Record<string, unknown>[] = [];
     const service = serviceLoggingTo(lines, 'info', 'cut-off');
