@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bigExport } from './lib/big-export';
 import { percentile } from './lib/counted-load';
-import { createProjectKey } from './lib/service-process';
+import { cpuSecondsOf, createProjectKey } from './lib/service-process';
 import { batchBody, wholeRunItems } from './lib/whole-runs';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -170,6 +170,29 @@ async function ingest(key: string, until: number) {
   return { acknowledged, refused };
 }
 
+/** CPU seconds used so far by the tree's processes, all their threads. */
+const treeCpuSeconds = (rootPid: number) =>
+  processTree(rootPid).reduce((sum, pid) => {
+    try {
+      const { main, others } = cpuSecondsOf(pid);
+      return sum + main + others;
+    } catch {
+      return sum; // The process ended meanwhile.
+    }
+  }, 0);
+
+/**
+ * Waits until the service is quiet — under 5% of a core over a second, its engine's merges of the exports' runs done
+ * — (at most 2 minutes), so that the reference rate of ingest alone is not measured beside them.
+ */
+async function untilQuiet(rootPid: number) {
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
+    const before = treeCpuSeconds(rootPid);
+    await sleep(1000);
+    if (treeCpuSeconds(rootPid) - before < 0.05) return;
+  }
+}
+
 /** The dashboard's reads, in turn: the summary, the run list, the health of agents, a time series, the usage. */
 const READS = ['summary', 'runs', 'health', 'timeseries', 'usage?by=agent'];
 
@@ -239,7 +262,7 @@ async function main(): Promise<void> {
   const health = await fetch(`${URL}/healthz`).then((res) => res.status);
   const alive = service.exitCode === null ? 'alive' : 'gone';
   console.log(`                     after: /healthz ${health}, process ${alive}`);
-  await sleep(10_000);
+  await untilQuiet(pid);
 
   const alone = await ingest(key, Date.now() + INGEST_ALONE_SECONDS * 1000);
   const aloneRate = alone.acknowledged / INGEST_ALONE_SECONDS;
