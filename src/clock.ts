@@ -3,7 +3,7 @@ export interface Clock {
   now(): Date;
 }
 
-/** Lengths of time in milliseconds, for the reports' hours and days (UTC: no day is longer than another). */
+/** Lengths of time in milliseconds (UTC: no day is longer than another). */
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 

@@ -117,9 +117,9 @@ function toStoreError(error: unknown, queryName: string, refusedDataIsInput = fa
     refused.cause = error;
     return refused;
   }
-  // The read's own time, spent (read-scope.ts): the statement's limit was what was left of it.
-  if (LIMIT_CODES.has(code) && readTimeLeftMs() <= 0) return readTimedOut(queryName);
   if (LIMIT_CODES.has(code)) {
+    // The read's own time, spent (read-scope.ts): the statement's limit was what was left of it.
+    if (readTimeLeftMs() <= 0) return readTimedOut(queryName);
     return new AppError(
       503,
       'unavailable',

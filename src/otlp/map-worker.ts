@@ -7,7 +7,7 @@ import v8 from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { AppError } from '../errors';
 import { toAppError } from '../http/errors';
-import { inParts, mapTraces, SPANS_PER_PART } from './mapping';
+import { mapExport } from './mapping';
 
 export interface MapRequest {
   id: number;
@@ -23,12 +23,12 @@ export type MapAnswer =
 parentPort!.on('message', ({ id, body, mediaType, nowMs }: MapRequest) => {
   let answer: MapAnswer;
   try {
-    const { traces, rejections } = mapTraces(
+    const { parts, rejections } = mapExport(
       Buffer.from(body.buffer, body.byteOffset, body.byteLength),
       mediaType,
       nowMs,
     );
-    answer = { id, parts: inParts(traces, SPANS_PER_PART).map((part) => v8.serialize(part)), rejections };
+    answer = { id, parts: [...parts].map((part) => v8.serialize(part)), rejections };
   } catch (caught) {
     const { status, code, message, details, headers } = toAppError(caught);
     answer = {

@@ -15,7 +15,7 @@ export interface MappedTrace {
 }
 
 /** An export's spans mapped, by trace, and its refusals. */
-export interface MappedTraces {
+interface MappedTraces {
   traces: MappedTrace[];
   rejections: string[];
 }
@@ -41,7 +41,7 @@ export const isMappedExport = (value: unknown): value is MappedExport =>
   Array.isArray((value as MappedExport).rejections);
 
 /** Traces in parts of at most `spans` spans each (a bigger trace is a part alone), in order. */
-export function inParts<T extends { spans: readonly unknown[] }>(traces: readonly T[], spans: number): T[][] {
+function inParts<T extends { spans: readonly unknown[] }>(traces: readonly T[], spans: number): T[][] {
   const parts: T[][] = [];
   let part: T[] = [];
   let size = 0;
@@ -63,7 +63,7 @@ export function mapExport(body: Buffer, mediaType: string, nowMs: number): Mappe
   return { parts: inParts(traces, SPANS_PER_PART), rejections };
 }
 
-export function mapTraces(body: Buffer, mediaType: string, nowMs: number): MappedTraces {
+function mapTraces(body: Buffer, mediaType: string, nowMs: number): MappedTraces {
   const byTrace = new Map<string, MappedTrace>();
   const rejections: string[] = [];
   // Spans are mapped as they are decoded (one at a time, for protobuf): only what they map to is held.

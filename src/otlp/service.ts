@@ -4,7 +4,7 @@
 // traces (and the data of spans still waiting for their agent) are in that record too, and in `otlp_traces` once
 // flushed, from where a restarted instance reloads the traces still open.
 import type { Logger } from 'pino';
-import type { Clock } from '../clock';
+import { DAY_MS, type Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { StoreUnavailableError } from '../errors';
 import { finishedRowOf, labelsAfter, liveRowOf, nextVersion, toStepRow, totalsOf } from '../ingest/derive';
@@ -63,8 +63,6 @@ const SELECT_OPEN_TRACES = `
       SELECT project_id, trace_id FROM otlp_traces WHERE received_at >= {day_ago:DateTime64(3, 'UTC')}
       GROUP BY project_id, trace_id HAVING sum(open_spans) > 0)
   ORDER BY received_at`;
-
-const DAY_MS = 86_400_000;
 
 /**
  * A span in `otlp_traces`: its place in the tree, its times, and the data of a span still waiting for its agent (with

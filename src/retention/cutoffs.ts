@@ -1,10 +1,9 @@
 // How far back a project's runs may be read (contract §3): runs that started before now − retention_days are never
 // listed or counted, whether or not the deletion job has reached them yet.
-import type { Clock } from '../clock';
+import { DAY_MS, type Clock } from '../clock';
 import type { PostgresStore } from '../db/postgres';
 
 export const DEFAULT_RETENTION_DAYS = 400;
-const DAY_MS = 86_400_000;
 // A retention changed on another instance is seen within this long; on this one, at once (forget).
 const CACHE_MS = 60_000;
 
