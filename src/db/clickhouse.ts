@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { AppError, OverloadError, StoreUnavailableError } from '../errors';
+import { connectionPool, type StatementClient } from './chdb-pool';
 import { streamOverSession } from './chdb-stream';
 import { readAbortSignal, readNice, readTimeLeftMs } from './read-scope';
 import { layoutSettings, SINGLE, type ClickHouseLayout } from './topology';
@@ -185,11 +186,7 @@ const streamOverHttp =
     (await client.exec({ query: `${sql}\nFORMAT ${format}`, query_params: params, clickhouse_settings: settings }))
       .stream;
 
-function overClient(
-  client: ClickHouseClient,
-  layout: ClickHouseLayout,
-  streamer: Streamer = streamOverHttp(client),
-): ClickHouseStore {
+function overClient(client: StatementClient, layout: ClickHouseLayout, streamer: Streamer): ClickHouseStore {
   async function insertLines(
     table: string,
     columns: readonly string[],
@@ -279,6 +276,12 @@ export const toClickHouseTime = (date: Date): string => {
 };
 export const fromClickHouseTime = (text: string): Date => new Date(`${text.replace(' ', 'T')}Z`);
 
+/**
+ * Connections of the embedded engine, each running one statement at a time (chdb-pool.ts): as many as the read
+ * lane's requests at once (READ_CONCURRENCY's default), so that a flush's insert or a background job finds one too.
+ */
+const EMBEDDED_CONNECTIONS = 4;
+
 // 64-bit counts arrive as JSON numbers (exact below 2^53, far beyond any count or sum here).
 const clientSettings: ClickHouseSettings = { output_format_json_quote_64bit_integers: 0 };
 
@@ -289,31 +292,28 @@ export async function openClickHouse(options: {
   if (options.server) {
     const { url, username, password, database, layout } = options.server;
     const settings = { ...clientSettings, ...layoutSettings(layout) };
-    return overClient(
-      createClient({
-        url,
-        username,
-        password,
-        database,
-        request_timeout: 30_000,
-        clickhouse_settings: settings,
-        // The client's own logger writes each failed request to the console, as text lines among the service's JSON
-        // log; the service logs a store's failure itself (with the error as its cause), as in embedded mode.
-        log: { level: ClickHouseLogLevel.OFF },
-      }),
-      layout,
-    );
+    const client = createClient({
+      url,
+      username,
+      password,
+      database,
+      request_timeout: 30_000,
+      clickhouse_settings: settings,
+      // The client's own logger writes each failed request to the console, as text lines among the service's JSON
+      // log; the service logs a store's failure itself (with the error as its cause), as in embedded mode.
+      log: { level: ClickHouseLogLevel.OFF },
+    });
+    return overClient(client, layout, streamOverHttp(client));
   }
   // Loaded only in embedded mode, so a deployment on real servers never loads the native engine.
   const { createChdbConnection } = await import('chdb/connection');
   const directory = path.join(options.dataDir, 'clickhouse');
   fs.mkdirSync(directory, { recursive: true });
-  return overClient(
+  const clients = Array.from({ length: EMBEDDED_CONNECTIONS }, () =>
     createClient({
       connection: createChdbConnection({ path: directory }),
       clickhouse_settings: clientSettings,
     } as never),
-    SINGLE,
-    streamOverSession(directory),
   );
+  return overClient(connectionPool(clients), SINGLE, streamOverSession(directory));
 }
