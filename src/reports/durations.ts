@@ -2,12 +2,14 @@
 // of one pass over every finished run of a window.
 //
 // A percentile is the value at a rank, or between two ranks (contract §5; ClickHouse's quantileExactInclusive).
-// Step one counts the finished runs of each duration bucket per group — the hourly bucket counts for the window's
-// whole hours, raw rows for the partial hours at its edges — and finds the bucket that holds each rank, and the rank
-// within it. Step two counts the runs of each distinct duration of those buckets alone (from the projection keyed by
-// bucket, then hour, then duration) and reads the value at each rank. A 30-day window at 100 M runs reads a few
-// hundred rows per hour in each step instead of every run: the cost grows with the hours and buckets of the window,
-// not with its runs.
+// Step one counts the finished runs of each duration bucket per group — the daily and hourly bucket counts for the
+// window's whole days and hours, raw rows for the partial hours at its edges — and finds the bucket that holds each
+// rank, and the rank within it. Step two counts the runs of each distinct duration of those buckets alone (from the
+// projections keyed by bucket, then time, then duration) and finds the value at each rank. A 30-day window at 100 M
+// runs reads a few hundred rows per hour in each step instead of every run: the cost grows with the hours and buckets
+// of the window, not with its runs. Each step is a statement per side (days, hours, rows), sent side by side: a
+// statement's cost here is mostly its planning, which the sides then share the cores for (docs/reports.md); their
+// counts are added up, and the ranks found, here.
 import { TupleParam } from '@clickhouse/client';
 import {
   AS_DAILY_ROLLUP_COLUMNS,
@@ -19,7 +21,7 @@ import {
   OUTSIDE_WHOLE_HOURS,
 } from './rollups';
 import { andEach, sql, whereAll } from './sql';
-import { finishedRunsOfWindow, NO_PROJECTION_LOOKUP } from './window-runs';
+import { finishedRunsOfWindow, RAW_ONLY } from './window-runs';
 
 /** A key of a report's groups: its expression over the run_* columns, and its ClickHouse type. */
 export interface GroupKey {
@@ -44,136 +46,137 @@ export const readsAgent = (keys: GroupKeys, filters: readonly string[]) =>
  */
 export type Grain = 'day' | 'hour';
 
+/** What a side reads: the finished runs of each group and cell, counted by one of the sides of a window. */
+interface CellRead {
+  keys: GroupKeys;
+  /** Columns that are part of a group here (step two: the bucket, whose durations are the cells). */
+  by: readonly string[];
+  /** The run_* column that is counted by value (a bucket, or a duration). */
+  cell: string;
+  filters: readonly string[];
+  /** Conditions that narrow every side to the cells asked for. */
+  only: readonly string[];
+  grain: Grain;
+}
+
+/** A side's rows as one row per group: its cells and their counts, in two arrays. */
+const perGroup = ({ keys, by, cell }: CellRead, counts: string) => {
+  const group = [keyNames(keys), ...by].join(', ');
+  return sql`
+    SELECT ${group}, groupArray(${cell}) AS cells, groupArray(runs) AS counts
+    FROM (
+      ${counts}
+    )
+    GROUP BY ${group}`;
+};
+
 /**
- * Per group and cell (a duration bucket; or a bucket and a duration), how many finished runs match `filters`: the
- * whole days from a daily duration projection (with the `day` grain), the other whole hours from an hourly one
- * (their expressions, through AS_ROLLUP_COLUMNS' aliases), the partial hours from raw rows, planned without a look at
- * the projections, which cannot answer them. `only` narrows every side to the cells asked for.
+ * The statements that count, per group and cell, the finished runs that match `filters`: one per side of the window,
+ * read side by side (each is planned on its own, which is most of what a side costs). The whole days from a daily
+ * duration projection (with the `day` grain), the other whole hours from an hourly one (their expressions, through
+ * AS_ROLLUP_COLUMNS' aliases), the partial hours from raw rows, planned without a look at the projections.
  */
-function cellCounts(keys: GroupKeys, cell: string, filters: readonly string[], only: readonly string[], grain: Grain) {
+function cellCountStatements(read: CellRead): string[] {
+  const { keys, by, cell, filters, only, grain } = read;
   const conditions = andEach([...filters, ...only]);
+  const columns = [keyColumns(keys), ...by, cell].join(', ');
+  const grouping = [keyNames(keys), ...by, cell].join(', ');
   // The duration projections of schema/clickhouse/0005, by their names.
   const projection = (daily: boolean) =>
     fromProjection(
       `${daily ? 'daily_' : ''}${readsAgent(keys, filters) ? 'agent_' : ''}duration_` +
-        (cell.includes('run_duration_ms') ? 'values' : 'buckets'),
+        (cell === 'run_duration_ms' ? 'values' : 'buckets'),
     );
-  const dailyLeaf = sql`
+  const fromRollup = (daily: boolean, range: string) => sql`
     SELECT * FROM (
-      ${AS_DAILY_ROLLUP_COLUMNS}
-      SELECT ${keyColumns(keys)}, ${cell}, count() AS runs
+      ${daily ? AS_DAILY_ROLLUP_COLUMNS : AS_ROLLUP_COLUMNS}
+      SELECT ${columns}, count() AS runs
       FROM runs
-      WHERE ${IN_WHOLE_DAYS}${conditions}
-      GROUP BY ${keyNames(keys)}, ${cell}
-      ${projection(true)})
-    UNION ALL`;
-  return sql`
-    SELECT ${keyNames(keys)}, ${cell}, sum(runs) AS runs
+      WHERE ${range}${conditions}
+      GROUP BY ${grouping}
+      ${projection(daily)})`;
+  const fromRows = sql`
+    SELECT ${columns}, count() AS runs
     FROM (
-      ${grain === 'day' ? dailyLeaf : ''}
-      SELECT * FROM (
-        ${AS_ROLLUP_COLUMNS}
-        SELECT ${keyColumns(keys)}, ${cell}, count() AS runs
-        FROM runs
-        WHERE ${grain === 'day' ? IN_WHOLE_HOURS_OUTSIDE_DAYS : IN_WHOLE_HOURS}${conditions}
-        GROUP BY ${keyNames(keys)}, ${cell}
-        ${projection(false)})
-      UNION ALL
-      SELECT * FROM (
-        SELECT ${keyColumns(keys)}, ${cell}, count() AS runs
-        FROM (
-          ${finishedRunsOfWindow([OUTSIDE_WHOLE_HOURS])}
-          ${NO_PROJECTION_LOOKUP}
-        ) ${whereAll([...filters, ...only])}
-        GROUP BY ${keyNames(keys)}, ${cell}))
-    GROUP BY ${keyNames(keys)}, ${cell}`;
+      ${finishedRunsOfWindow([OUTSIDE_WHOLE_HOURS])}
+    ) ${whereAll([...filters, ...only])}
+    GROUP BY ${grouping}`;
+  return [
+    ...(grain === 'day' ? [perGroup(read, fromRollup(true, IN_WHOLE_DAYS))] : []),
+    perGroup(read, fromRollup(false, grain === 'day' ? IN_WHOLE_HOURS_OUTSIDE_DAYS : IN_WHOLE_HOURS)),
+    sql`
+      ${perGroup(read, fromRows)}
+      ${RAW_ONLY}`,
+  ];
 }
 
-/**
- * A group's values of `value` in ascending order, and the cumulative counts of its `runs` in the same order. Two arrays
- * of one aggregation hold a group's rows in the same order; sorting one by the other is cheaper than sorting an array
- * of tuples (the step one of a 30-day hourly time series by the rollups at 10 M runs, 20 interleaved runs: 175 →
- * 135 ms median).
- */
-const ascending = (value: string) => sql`
-  arraySort(groupArray(${value})) AS sorted,
-  arrayCumSum(arraySort((count, key) -> key, groupArray(runs), groupArray(${value}))) AS cumulative`;
-
-/** Where each rank of `ranks` lies: (bucket, rank within the bucket), from a group's cumulative bucket counts. */
-const locateRanks = (ranks: string) => sql`
-  arrayMap((rank, at) -> (sorted[at], rank - if(at = 1, 0, cumulative[at - 1])),
-    ${ranks},
-    arrayMap(rank -> arrayFirstIndex(reached -> reached >= rank, cumulative), ${ranks}))`;
-
-/**
- * Step one, per group: `finished`, the finished runs that match, and for each level of {levels:Array(Float64)} the
- * place of its two ranks, as quantileExactInclusive takes them: h = level × (finished − 1) + 1, the lower rank ⌊h⌋
- * and the upper ⌊h⌋ + 1 (1-based; both the last when ⌊h⌋ reaches `finished`), and the fraction h − ⌊h⌋ between
- * their values.
- */
-export const selectRankBuckets = (keys: GroupKeys, filters: readonly string[], grain: Grain) => sql`
-  SELECT ${keyNames(keys)}, finished,
-    ${locateRanks('lower_ranks')} AS lower_cells,
-    ${locateRanks('upper_ranks')} AS upper_cells,
-    arrayMap(h -> h - toUInt64(h), positions) AS fractions
-  FROM (
-    SELECT ${keyNames(keys)},
-      ${ascending('run_duration_bucket')},
-      cumulative[-1] AS finished,
-      arrayMap(level -> level * (finished - 1) + 1, {levels:Array(Float64)}) AS positions,
-      arrayMap(h -> least(toUInt64(h), finished), positions) AS lower_ranks,
-      arrayMap(rank -> least(rank + 1, finished), lower_ranks) AS upper_ranks
-    FROM (
-      ${cellCounts(keys, 'run_duration_bucket', filters, [], grain)}
-    )
-    GROUP BY ${keyNames(keys)})`;
+/** Step one: per group, the finished runs of each duration bucket that match, by side (cellCountStatements). */
+export const selectBucketCounts = (keys: GroupKeys, filters: readonly string[], grain: Grain) =>
+  cellCountStatements({ keys, by: [], cell: 'run_duration_bucket', filters, only: [], grain });
 
 /** The type of a wanted cell: its group's keys, then the bucket (DURATION_BUCKET is an Int64). */
 const cellType = (keys: GroupKeys) => `Tuple(${[...Object.values(keys).map((key) => key.type), 'Int64'].join(', ')})`;
 
 /**
- * Step two: per wanted cell (group and bucket) of {cells:Array(…)}, the durations at the ranks within the bucket
- * that {ranks:Array(Array(UInt64))} names for it (in the same order). {buckets:Array(Int64)} is the cells' buckets,
- * which bound the projection's primary key.
+ * Step two: per wanted cell (group and bucket) of {cells:Array(…)}, the finished runs of each duration, by side.
+ * {buckets:Array(Int64)} is the cells' buckets, which bound the projections' primary key.
  */
-export const selectRankValues = (keys: GroupKeys, filters: readonly string[], grain: Grain) => {
-  const cell = `(${keyNames(keys)}, run_duration_bucket)`;
-  const cellColumns = [...Object.keys(keys), 'run_duration_bucket']
-    .map((name, i) => `tupleElement(cell, ${i + 1}) AS ${name}`)
-    .join(', ');
-  return sql`
-    SELECT ${keyNames(keys)}, run_duration_bucket, ranks,
-      arrayMap(rank -> sorted[arrayFirstIndex(reached -> reached >= rank, cumulative)], ranks) AS durations
-    FROM (
-      SELECT ${keyNames(keys)}, run_duration_bucket,
-        ${ascending('run_duration_ms')}
-      FROM (
-        ${cellCounts(
-          keys,
-          'run_duration_bucket, run_duration_ms',
-          filters,
-          ['run_duration_bucket IN {buckets:Array(Int64)}', `${cell} IN {cells:Array(${cellType(keys)})}`],
-          grain,
-        )}
-      )
-      GROUP BY ${keyNames(keys)}, run_duration_bucket
-    ) AS found
-    INNER JOIN (
-      SELECT ${cellColumns}, ranks
-      FROM system.one
-      ARRAY JOIN {cells:Array(${cellType(keys)})} AS cell, {ranks:Array(Array(UInt64))} AS ranks
-    ) AS wanted USING (${keyNames(keys)}, run_duration_bucket)`;
-};
+export const selectDurationCounts = (keys: GroupKeys, filters: readonly string[], grain: Grain) =>
+  cellCountStatements({
+    keys,
+    by: ['run_duration_bucket'],
+    cell: 'run_duration_ms',
+    filters,
+    only: [
+      'run_duration_bucket IN {buckets:Array(Int64)}',
+      `(${keyNames(keys)}, run_duration_bucket) IN {cells:Array(${cellType(keys)})}`,
+    ],
+    grain,
+  });
 
-/** A row of step one: a group's keys, its finished count and, per level, its ranks' cells and fraction. */
-type RankBucketsRow = Record<string, unknown> & {
-  finished: number;
-  lower_cells: [number, number][];
-  upper_cells: [number, number][];
-  fractions: number[];
-};
-/** A row of step two: a wanted cell's keys and bucket, and the duration at each rank asked for. */
-type RankValuesRow = Record<string, unknown> & { run_duration_bucket: number; ranks: number[]; durations: number[] };
+/** A row of a side: a group's keys (and bucket, in step two), its cells and their counts. */
+type SideRow = Record<string, unknown> & { cells: number[]; counts: number[] };
+
+/** A group's cells in ascending order, and the cumulative counts of its runs in the same order. */
+interface Distribution {
+  values: number[];
+  cumulative: number[];
+}
+
+/** The sides' rows added up per group (identified by `identity`), each group's cells in ascending order. */
+function addUp(sides: readonly SideRow[][], identity: (row: Record<string, unknown>) => string) {
+  const counts = new Map<string, { row: Record<string, unknown>; byCell: Map<number, number> }>();
+  for (const row of sides.flat()) {
+    const id = identity(row);
+    if (!counts.has(id)) counts.set(id, { row, byCell: new Map() });
+    const { byCell } = counts.get(id)!;
+    row.cells.forEach((cell, i) => byCell.set(Number(cell), (byCell.get(Number(cell)) ?? 0) + Number(row.counts[i])));
+  }
+  return new Map(
+    [...counts].map(([id, { row, byCell }]) => {
+      const values = [...byCell.keys()].sort((a, b) => a - b);
+      let total = 0;
+      return [id, { row, values, cumulative: values.map((value) => (total += byCell.get(value)!)) }];
+    }),
+  );
+}
+
+/** Where a rank (1-based) lies in a distribution: the index of its cell, and its rank within that cell. */
+function locate({ cumulative }: Distribution, rank: number): { at: number; within: number } {
+  const at = cumulative.findIndex((reached) => reached >= rank);
+  return { at, within: rank - (at === 0 ? 0 : cumulative[at - 1]) };
+}
+
+/**
+ * The two ranks of a level, as quantileExactInclusive takes them: h = level × (finished − 1) + 1, the lower rank ⌊h⌋
+ * and the upper ⌊h⌋ + 1 (1-based; both the last when ⌊h⌋ reaches `finished`), and the fraction h − ⌊h⌋ between their
+ * values. The same floating-point steps as the engine's.
+ */
+function ranksOf(level: number, finished: number) {
+  const h = level * (finished - 1) + 1;
+  const lower = Math.min(Math.trunc(h), finished);
+  return { lower, upper: Math.min(lower + 1, finished), fraction: h - Math.trunc(h) };
+}
 
 /** Runs a statement with its name and parameters (the report service's query, with its limits). */
 export type RunQuery = <Row>(name: string, sql: string, params: Record<string, unknown>) => Promise<Row[]>;
@@ -193,7 +196,7 @@ export interface GroupPercentiles {
 /**
  * The exact percentiles at `levels` of the finished runs of each group (keyed by groupIdentity), by the two steps:
  * a group without finished runs has no entry. `params` are the report's window parameters (rollups.ts) and its
- * filters' values.
+ * filters' values. Each step's sides are read side by side.
  */
 export async function readPercentiles(
   query: RunQuery,
@@ -203,47 +206,56 @@ export async function readPercentiles(
   levels: readonly number[],
   grain: Grain,
 ): Promise<Map<string, GroupPercentiles>> {
-  const groups = await query<RankBucketsRow>('reports.duration_buckets', selectRankBuckets(keys, filters, grain), {
-    ...params,
-    levels,
-  });
-  if (groups.length === 0) return new Map();
-  // Each cell (group and bucket) once, with every rank wanted in it.
-  const wanted = new Map<string, { keyValues: unknown[]; bucket: number; ranks: Set<number> }>();
-  for (const group of groups) {
-    for (const [bucket, rank] of [...group.lower_cells, ...group.upper_cells]) {
-      const keyValues = Object.keys(keys).map((name) => group[name]);
-      const cell = JSON.stringify([...keyValues, bucket]);
-      if (!wanted.has(cell)) wanted.set(cell, { keyValues, bucket, ranks: new Set() });
-      wanted.get(cell)!.ranks.add(rank);
-    }
-  }
+  const readSides = (name: string, statements: string[], stepParams: Record<string, unknown>) =>
+    Promise.all(statements.map((statement) => query<SideRow>(name, statement, stepParams)));
+  const groups = addUp(
+    await readSides('reports.duration_buckets', selectBucketCounts(keys, filters, grain), params),
+    (row) => groupIdentity(keys, row),
+  );
+  if (groups.size === 0) return new Map();
+  // Per group and level, the cells (group and bucket) of its two ranks; each cell read once.
+  const cellOf = (group: string, bucket: number) => JSON.stringify([group, bucket]);
+  const wanted = new Map<string, { keyValues: unknown[]; bucket: number }>();
+  const placed = new Map(
+    [...groups].map(([group, buckets]) => {
+      const finished = buckets.cumulative[buckets.cumulative.length - 1];
+      const places = levels.map((level) => {
+        const { lower, upper, fraction } = ranksOf(level, finished);
+        const [low, high] = [lower, upper].map((rank) => {
+          const { at, within } = locate(buckets, rank);
+          const bucket = buckets.values[at];
+          const keyValues = Object.keys(keys).map((name) => buckets.row[name]);
+          wanted.set(cellOf(group, bucket), { keyValues, bucket });
+          return { cell: cellOf(group, bucket), within };
+        });
+        return { low, high, fraction };
+      });
+      return [group, { finished, places }];
+    }),
+  );
   const cells = [...wanted.values()];
-  const found = await query<RankValuesRow>('reports.duration_values', selectRankValues(keys, filters, grain), {
-    ...params,
-    buckets: [...new Set(cells.map((cell) => cell.bucket))],
-    cells: cells.map((cell) => new TupleParam([...cell.keyValues, cell.bucket])),
-    ranks: cells.map((cell) => [...cell.ranks]),
-  });
-  const durationAt = new Map<string, number>();
-  for (const row of found) {
-    const identity = JSON.stringify([...Object.keys(keys).map((name) => row[name]), row.run_duration_bucket]);
-    row.ranks.forEach((rank, i) => durationAt.set(`${identity}/${rank}`, Number(row.durations[i])));
-  }
-  const at = (group: RankBucketsRow, [bucket, rank]: [number, number]) => {
-    const cell = JSON.stringify([...Object.keys(keys).map((name) => group[name]), bucket]);
-    return durationAt.get(`${cell}/${rank}`)!;
+  const durations = addUp(
+    await readSides('reports.duration_values', selectDurationCounts(keys, filters, grain), {
+      ...params,
+      buckets: [...new Set(cells.map((cell) => cell.bucket))],
+      cells: cells.map((cell) => new TupleParam([...cell.keyValues, cell.bucket])),
+    }),
+    (row) => cellOf(groupIdentity(keys, row), Number(row.run_duration_bucket)),
+  );
+  const valueAt = ({ cell, within }: { cell: string; within: number }) => {
+    const distribution = durations.get(cell)!;
+    return distribution.values[locate(distribution, within).at];
   };
   return new Map(
-    groups.map((group) => [
-      groupIdentity(keys, group),
+    [...placed].map(([group, { finished, places }]) => [
+      group,
       {
-        keyValues: Object.fromEntries(Object.keys(keys).map((name) => [name, group[name]])),
-        finished: Number(group.finished),
+        keyValues: Object.fromEntries(Object.keys(keys).map((name) => [name, groups.get(group)!.row[name]])),
+        finished,
         // quantileExactInclusive's interpolation, in the same floating-point steps.
-        values: levels.map((_, i) => {
-          const lower = at(group, group.lower_cells[i]);
-          return lower + group.fractions[i] * (at(group, group.upper_cells[i]) - lower);
+        values: places.map(({ low, high, fraction }) => {
+          const lower = valueAt(low);
+          return lower + fraction * (valueAt(high) - lower);
         }),
       },
     ]),

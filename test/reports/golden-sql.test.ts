@@ -4,13 +4,17 @@
 // anew, to be read and committed with the change.
 import fs from 'node:fs';
 import path from 'node:path';
-import { selectRankBuckets, selectRankValues } from '../../src/reports/durations';
+import { selectBucketCounts, selectDurationCounts } from '../../src/reports/durations';
 import * as q from '../../src/reports/queries';
 import { selectExport } from '../../src/reports/run-export';
 import { selectHourCounts, selectPageKeys, selectPageRows } from '../../src/reports/run-list';
 import { selectScopedSignals } from '../../src/reports/signals';
 
 const GOLDEN = path.join(__dirname, 'golden');
+
+/** A step's statements, one per side of the window, named in order. */
+const sides = (name: string, statements: readonly string[]) =>
+  Object.fromEntries(statements.map((statement, i) => [`${name}.${i + 1}`, statement]));
 
 const STATEMENTS: Record<string, string> = {
   'summary.raw': q.selectSummary([], 'raw'),
@@ -28,13 +32,13 @@ const STATEMENTS: Record<string, string> = {
   'runs.per-hour.search': selectHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
   'runs.export.steps': selectExport({ tag: ['prod'], q: 'refund' }, 'native', true),
   'runs.export.csv': selectExport({}, 'json', false),
-  // Exact percentiles from the duration projections: the summary's (per window) and a time series' (per hour bucket).
-  'durations.rank-buckets': selectRankBuckets({ is_current: q.GROUP_KEYS.is_current }, [], 'day'),
-  'durations.rank-values': selectRankValues({ is_current: q.GROUP_KEYS.is_current }, [], 'day'),
-  'durations.rank-buckets.hour.agent': selectRankBuckets(
-    q.timeseriesKeys('hour'),
-    [q.SUMMARY_FILTERS.agent_name],
-    'hour',
+  // Exact percentiles from the duration projections, each step a statement per side of the window (days, hours, rows):
+  // the summary's (per window) and a time series' (per hour bucket).
+  ...sides('durations.bucket-counts', selectBucketCounts({ is_current: q.GROUP_KEYS.is_current }, [], 'day')),
+  ...sides('durations.duration-counts', selectDurationCounts({ is_current: q.GROUP_KEYS.is_current }, [], 'day')),
+  ...sides(
+    'durations.bucket-counts.hour.agent',
+    selectBucketCounts(q.timeseriesKeys('hour'), [q.SUMMARY_FILTERS.agent_name], 'hour'),
   ),
   // The alert preview: a counter signal (rollups, or raw rows over a short window), a percentile signal (one pass over
   // the finished rows, whatever the window).
