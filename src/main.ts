@@ -1,4 +1,5 @@
 // Start-up: configuration, stores, migrations, the HTTP server, background jobs, and a graceful stop.
+import './threadpool';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
