@@ -3,7 +3,7 @@
 // and a connection runs one statement at a time. So the embedded store binds parameters itself, as the literals
 // ClickHouse puts in their place when it binds them (`_CAST(literal, 'Type')`: the statement it plans is the same, and
 // still matches its projections), and spreads statements over a few connections to one data directory.
-import { TupleParam, type ClickHouseClient } from '@clickhouse/client';
+import { TupleParam, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 
 /** What the store asks of a client (the server's streams use its `exec`; the embedded engine's have sessions). */
 export type StatementClient = Pick<ClickHouseClient, 'query' | 'command' | 'ping' | 'close'>;
@@ -32,7 +32,9 @@ export function toLiteral(value: unknown): string {
     return String(value);
   }
   if (Array.isArray(value)) return `[${value.map(toLiteral).join(', ')}]`;
-  if (value instanceof TupleParam) return `tuple(${value.values.map(toLiteral).join(', ')})`;
+  // `(a, b)` parses as one literal of a whole array of them, where `tuple(a, b)` is a call each; one element needs it.
+  if (value instanceof TupleParam)
+    return `${value.values.length === 1 ? 'tuple' : ''}(${value.values.map(toLiteral).join(', ')})`;
   throw new TypeError(`a parameter cannot be bound as a literal: ${Object.prototype.toString.call(value)}`);
 }
 
@@ -55,63 +57,111 @@ export function bindLiterals(sql: string, params: Record<string, unknown> = {}):
   });
 }
 
-/** The error of a statement that no longer waits for a connection: its read's time is up (read-scope.ts). */
+/** The error of a statement no longer waited for: its read's time is up (read-scope.ts). */
 const abandoned = () => new DOMException('the statement was not waited for', 'AbortError');
 
-/**
- * Clients over one data directory, a statement to each: a statement takes an idle client or waits for one, in turn
- * (waiting here rather than in a connection keeps the threads of Node's pool, where chdb runs statements, free). A
- * statement with an abort signal stops waiting when it aborts.
- */
-export function connectionPool(clients: readonly ClickHouseClient[]): StatementClient {
-  const idle = [...clients];
-  const waiting: { take: (client: ClickHouseClient) => void }[] = [];
+/** What the pool asks of the store about the statement under way. */
+export interface PoolPolicy {
+  /** Whether it is a read's (read-scope.ts). */
+  isRead(): boolean;
+  /** Its settings as it starts on a connection: a read's time left is counted from then, after its wait. */
+  atStart(settings: ClickHouseSettings | undefined): ClickHouseSettings | undefined;
+}
 
-  function acquire(signal: AbortSignal | undefined): Promise<ClickHouseClient> {
+/** A statement waiting for a connection. */
+interface Waiter {
+  read: boolean;
+  start(client: ClickHouseClient): void;
+}
+
+/** A running statement's promise, or its abandonment once `signal` aborts (the statement runs on regardless). */
+function untilAborted<T>(running: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return running;
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(abandoned());
+    if (signal.aborted) stop();
+    signal.addEventListener('abort', stop, { once: true });
+    running
+      .finally(() => signal.removeEventListener('abort', stop))
+      .then(resolve, reject)
+      .catch(() => {});
+  });
+}
+
+/**
+ * Clients over one data directory, a statement to each. A statement takes an idle client or waits for one
+ * (waiting here rather than in a connection keeps the threads of Node's pool, where chdb runs statements, free), and
+ * gives it back when it has ended, even when no longer waited for. Reads take all the clients but one, and wait
+ * after other statements: a flush's insert, a job or a health check never waits behind reads, which may run at a
+ * lower priority (READ_THREAD_NICE). A statement with an abort signal (a read's time) stops being waited for when it
+ * aborts, waiting or running.
+ */
+export function connectionPool(clients: readonly ClickHouseClient[], policy: PoolPolicy): StatementClient {
+  const idle = [...clients];
+  const readRoom = Math.max(1, clients.length - 1);
+  let readsRunning = 0;
+  // Others first, then reads; each in turn.
+  const waiting: { others: Waiter[]; reads: Waiter[] } = { others: [], reads: [] };
+  const queueOf = (read: boolean) => (read ? waiting.reads : waiting.others);
+  const canStart = (read: boolean) => idle.length > 0 && (!read || readsRunning < readRoom);
+
+  function take(read: boolean) {
+    if (read) readsRunning += 1;
+    return idle.pop()!;
+  }
+
+  function acquire(read: boolean, signal: AbortSignal | undefined): Promise<ClickHouseClient> {
     if (signal?.aborted) return Promise.reject(abandoned());
-    const client = idle.pop();
-    if (client) return Promise.resolve(client);
+    if (canStart(read) && queueOf(read).length === 0) return Promise.resolve(take(read));
     return new Promise((resolve, reject) => {
-      const waiter = {
-        take: (taken: ClickHouseClient) => {
-          signal?.removeEventListener('abort', leave);
-          resolve(taken);
-        },
-      };
       const leave = () => {
-        waiting.splice(waiting.indexOf(waiter), 1);
+        queueOf(read).splice(queueOf(read).indexOf(waiter), 1);
         reject(abandoned());
       };
+      const waiter: Waiter = {
+        read,
+        start: (client) => {
+          signal?.removeEventListener('abort', leave);
+          resolve(client);
+        },
+      };
       signal?.addEventListener('abort', leave, { once: true });
-      waiting.push(waiter);
+      queueOf(read).push(waiter);
     });
   }
 
-  function release(client: ClickHouseClient) {
-    const next = waiting.shift();
-    if (next) next.take(client);
-    else idle.push(client);
-  }
-
-  async function withClient<T>(signal: AbortSignal | undefined, work: (client: ClickHouseClient) => Promise<T>) {
-    const client = await acquire(signal);
-    try {
-      return await work(client);
-    } finally {
-      release(client);
+  function release(client: ClickHouseClient, read: boolean) {
+    idle.push(client);
+    if (read) readsRunning -= 1;
+    for (const queue of [waiting.others, waiting.reads]) {
+      while (queue.length > 0 && canStart(queue[0].read)) {
+        const waiter = queue.shift()!;
+        waiter.start(take(waiter.read));
+      }
     }
   }
 
+  async function run<T>(signal: AbortSignal | undefined, work: (client: ClickHouseClient) => Promise<T>) {
+    const read = policy.isRead();
+    const client = await acquire(read, signal);
+    const running = (async () => work(client))().finally(() => release(client, read));
+    return untilAborted(running, signal);
+  }
+
+  /** A statement as a connection takes it: its parameters bound, its settings as it starts, no signal of its own. */
+  const asStarted = <P extends { query: string; query_params?: Record<string, unknown> }>(params: P) => ({
+    ...params,
+    query: bindLiterals(params.query, params.query_params),
+    query_params: undefined,
+    abort_signal: undefined,
+    clickhouse_settings: policy.atStart((params as { clickhouse_settings?: ClickHouseSettings }).clickhouse_settings),
+  });
+
   return {
     query: ((params) =>
-      withClient(params.abort_signal, (client) =>
-        client.query({ ...params, query: bindLiterals(params.query, params.query_params), query_params: undefined }),
-      )) as ClickHouseClient['query'],
-    command: (params) =>
-      withClient(params.abort_signal, (client) =>
-        client.command({ ...params, query: bindLiterals(params.query, params.query_params), query_params: undefined }),
-      ),
-    ping: () => withClient(undefined, (client) => client.ping()),
+      run(params.abort_signal, (client) => client.query(asStarted(params)))) as ClickHouseClient['query'],
+    command: (params) => run(params.abort_signal, (client) => client.command(asStarted(params))),
+    ping: () => run(undefined, (client) => client.ping()),
     close: async () => {
       await Promise.all(clients.map((client) => client.close()));
     },

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { AppError, OverloadError, StoreUnavailableError } from '../errors';
-import { connectionPool, type StatementClient } from './chdb-pool';
+import { connectionPool, type PoolPolicy, type StatementClient } from './chdb-pool';
 import { streamOverSession } from './chdb-stream';
 import { readAbortSignal, readNice, readTimeLeftMs } from './read-scope';
 import { layoutSettings, SINGLE, type ClickHouseLayout } from './topology';
@@ -277,10 +277,24 @@ export const toClickHouseTime = (date: Date): string => {
 export const fromClickHouseTime = (text: string): Date => new Date(`${text.replace(' ', 'T')}Z`);
 
 /**
- * Connections of the embedded engine, each running one statement at a time (chdb-pool.ts): as many as the read
- * lane's requests at once (READ_CONCURRENCY's default), so that a flush's insert or a background job finds one too.
+ * Connections of the embedded engine, each running one statement at a time (chdb-pool.ts): reads take three, and a
+ * flush's insert, a job or a health check finds the fourth.
  */
 const EMBEDDED_CONNECTIONS = 4;
+
+/**
+ * How the embedded pool sees a statement: a read's statements are reads, and a read's statement has what is left of
+ * the read's time when it starts on a connection, not when it was sent (its wait for the connection is not its own).
+ */
+const EMBEDDED_POLICY: PoolPolicy = {
+  isRead: () => readTimeLeftMs() !== Infinity,
+  atStart(settings) {
+    const leftMs = readTimeLeftMs();
+    if (leftMs === Infinity || settings === undefined) return settings;
+    const givenSeconds = Number(settings.max_execution_time) || Infinity;
+    return { ...settings, max_execution_time: Math.min(givenSeconds, Math.max(leftMs, 1) / 1000) };
+  },
+};
 
 // 64-bit counts arrive as JSON numbers (exact below 2^53, far beyond any count or sum here).
 const clientSettings: ClickHouseSettings = { output_format_json_quote_64bit_integers: 0 };
@@ -315,5 +329,5 @@ export async function openClickHouse(options: {
       clickhouse_settings: clientSettings,
     } as never),
   );
-  return overClient(connectionPool(clients), SINGLE, streamOverSession(directory));
+  return overClient(connectionPool(clients, EMBEDDED_POLICY), SINGLE, streamOverSession(directory));
 }

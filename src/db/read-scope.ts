@@ -27,9 +27,9 @@ export function readTimeLeftMs(): number {
 
 /**
  * Aborts the wait for a statement of the read under way once the read's time is up; undefined outside a read. The
- * statement's own time limit may not stop it then: the embedded engine runs statements with parameters one at a time
- * (chdb serializes them, process-wide), and the time a statement waits for its turn is not counted by that limit.
- * Aborted, it is no longer waited for (it still runs, within that limit, in the background).
+ * statement's own time limit may not stop it then: a statement of the embedded engine may wait for one of its
+ * connections (src/db/chdb-pool.ts), and that wait is not counted by that limit. Aborted, it is no longer waited for
+ * (it leaves the connections' queue; one already running goes on, within its limit, in the background).
  */
 export function readAbortSignal(): AbortSignal | undefined {
   const leftMs = readTimeLeftMs();

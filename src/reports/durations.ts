@@ -11,6 +11,7 @@
 // statement's cost here is mostly its planning, which the sides then share the cores for (docs/reports.md); their
 // counts are added up, and the ranks found, here.
 import { TupleParam } from '@clickhouse/client';
+import { AppError } from '../errors';
 import {
   AS_DAILY_ROLLUP_COLUMNS,
   AS_ROLLUP_COLUMNS,
@@ -59,6 +60,12 @@ interface CellRead {
   grain: Grain;
 }
 
+/** A side's statement, and the side it reads: the whole days, the other whole hours, or the rows of the rest. */
+export interface SideStatement {
+  side: 'days' | 'hours' | 'rows';
+  sql: string;
+}
+
 /** A side's rows as one row per group: its cells and their counts, in two arrays. */
 const perGroup = ({ keys, by, cell }: CellRead, counts: string) => {
   const group = [keyNames(keys), ...by].join(', ');
@@ -76,7 +83,7 @@ const perGroup = ({ keys, by, cell }: CellRead, counts: string) => {
  * duration projection (with the `day` grain), the other whole hours from an hourly one (their expressions, through
  * AS_ROLLUP_COLUMNS' aliases), the partial hours from raw rows, planned without a look at the projections.
  */
-function cellCountStatements(read: CellRead): string[] {
+function cellCountStatements(read: CellRead): SideStatement[] {
   const { keys, by, cell, filters, only, grain } = read;
   const conditions = andEach([...filters, ...only]);
   const columns = [keyColumns(keys), ...by, cell].join(', ');
@@ -102,11 +109,17 @@ function cellCountStatements(read: CellRead): string[] {
     ) ${whereAll([...filters, ...only])}
     GROUP BY ${grouping}`;
   return [
-    ...(grain === 'day' ? [perGroup(read, fromRollup(true, IN_WHOLE_DAYS))] : []),
-    perGroup(read, fromRollup(false, grain === 'day' ? IN_WHOLE_HOURS_OUTSIDE_DAYS : IN_WHOLE_HOURS)),
-    sql`
-      ${perGroup(read, fromRows)}
-      ${RAW_ONLY}`,
+    ...(grain === 'day' ? [{ side: 'days' as const, sql: perGroup(read, fromRollup(true, IN_WHOLE_DAYS)) }] : []),
+    {
+      side: 'hours' as const,
+      sql: perGroup(read, fromRollup(false, grain === 'day' ? IN_WHOLE_HOURS_OUTSIDE_DAYS : IN_WHOLE_HOURS)),
+    },
+    {
+      side: 'rows' as const,
+      sql: sql`
+        ${perGroup(read, fromRows)}
+        ${RAW_ONLY}`,
+    },
   ];
 }
 
@@ -193,10 +206,20 @@ export interface GroupPercentiles {
   values: number[];
 }
 
+/** Where a level's value lies: the cells (group and bucket) of its two ranks, the ranks within them, the fraction. */
+interface LevelPlace {
+  low: { cell: string; within: number };
+  high: { cell: string; within: number };
+  fraction: number;
+}
+
+const cellOf = (group: string, bucket: number) => JSON.stringify([group, bucket]);
+
 /**
  * The exact percentiles at `levels` of the finished runs of each group (keyed by groupIdentity), by the two steps:
  * a group without finished runs has no entry. `params` are the report's window parameters (rollups.ts) and its
- * filters' values. Each step's sides are read side by side.
+ * filters' values. Each step's sides are read side by side. Runs deleted between the two steps (a replaced OTLP row,
+ * retention) can leave step two short of a rank: the two steps are read once more, then the read is refused (503).
  */
 export async function readPercentiles(
   query: RunQuery,
@@ -206,58 +229,63 @@ export async function readPercentiles(
   levels: readonly number[],
   grain: Grain,
 ): Promise<Map<string, GroupPercentiles>> {
-  const readSides = (name: string, statements: string[], stepParams: Record<string, unknown>) =>
-    Promise.all(statements.map((statement) => query<SideRow>(name, statement, stepParams)));
-  const groups = addUp(
-    await readSides('reports.duration_buckets', selectBucketCounts(keys, filters, grain), params),
-    (row) => groupIdentity(keys, row),
-  );
-  if (groups.size === 0) return new Map();
-  // Per group and level, the cells (group and bucket) of its two ranks; each cell read once.
-  const cellOf = (group: string, bucket: number) => JSON.stringify([group, bucket]);
-  const wanted = new Map<string, { keyValues: unknown[]; bucket: number }>();
-  const placed = new Map(
-    [...groups].map(([group, buckets]) => {
+  const readSides = (name: string, statements: SideStatement[], stepParams: Record<string, unknown>) =>
+    Promise.all(statements.map(({ side, sql }) => query<SideRow>(`${name}.${side}`, sql, stepParams)));
+
+  async function readOnce(): Promise<Map<string, GroupPercentiles> | undefined> {
+    const groups = addUp(
+      await readSides('reports.duration_buckets', selectBucketCounts(keys, filters, grain), params),
+      (row) => groupIdentity(keys, row),
+    );
+    // Per group, where each level lies; each cell wanted once.
+    const wanted = new Map<string, { keyValues: unknown[]; bucket: number }>();
+    const placed = new Map<string, { keyValues: unknown[]; finished: number; places: LevelPlace[] }>();
+    for (const [group, buckets] of groups) {
+      const keyValues = Object.keys(keys).map((name) => buckets.row[name]);
       const finished = buckets.cumulative[buckets.cumulative.length - 1];
+      const placeOf = (rank: number) => {
+        const { at, within } = locate(buckets, rank);
+        wanted.set(cellOf(group, buckets.values[at]), { keyValues, bucket: buckets.values[at] });
+        return { cell: cellOf(group, buckets.values[at]), within };
+      };
       const places = levels.map((level) => {
         const { lower, upper, fraction } = ranksOf(level, finished);
-        const [low, high] = [lower, upper].map((rank) => {
-          const { at, within } = locate(buckets, rank);
-          const bucket = buckets.values[at];
-          const keyValues = Object.keys(keys).map((name) => buckets.row[name]);
-          wanted.set(cellOf(group, bucket), { keyValues, bucket });
-          return { cell: cellOf(group, bucket), within };
-        });
-        return { low, high, fraction };
+        return { low: placeOf(lower), high: placeOf(upper), fraction };
       });
-      return [group, { finished, places }];
-    }),
-  );
-  const cells = [...wanted.values()];
-  const durations = addUp(
-    await readSides('reports.duration_values', selectDurationCounts(keys, filters, grain), {
-      ...params,
-      buckets: [...new Set(cells.map((cell) => cell.bucket))],
-      cells: cells.map((cell) => new TupleParam([...cell.keyValues, cell.bucket])),
-    }),
-    (row) => cellOf(groupIdentity(keys, row), Number(row.run_duration_bucket)),
-  );
-  const valueAt = ({ cell, within }: { cell: string; within: number }) => {
-    const distribution = durations.get(cell)!;
-    return distribution.values[locate(distribution, within).at];
-  };
-  return new Map(
-    [...placed].map(([group, { finished, places }]) => [
-      group,
-      {
-        keyValues: Object.fromEntries(Object.keys(keys).map((name) => [name, groups.get(group)!.row[name]])),
-        finished,
+      placed.set(group, { keyValues, finished, places });
+    }
+    if (placed.size === 0) return new Map();
+    const cells = [...wanted.values()];
+    const durations = addUp(
+      await readSides('reports.duration_values', selectDurationCounts(keys, filters, grain), {
+        ...params,
+        buckets: [...new Set(cells.map((cell) => cell.bucket))],
+        cells: cells.map((cell) => new TupleParam([...cell.keyValues, cell.bucket])),
+      }),
+      (row) => cellOf(groupIdentity(keys, row), Number(row.run_duration_bucket)),
+    );
+    const valueAt = ({ cell, within }: LevelPlace['low']) => {
+      const distribution = durations.get(cell);
+      return distribution?.values[locate(distribution, within).at];
+    };
+    const percentiles = new Map<string, GroupPercentiles>();
+    for (const [group, { keyValues, finished, places }] of placed) {
+      const values: number[] = [];
+      for (const { low, high, fraction } of places) {
+        const [lower, upper] = [valueAt(low), valueAt(high)];
+        if (lower === undefined || upper === undefined) return undefined;
         // quantileExactInclusive's interpolation, in the same floating-point steps.
-        values: places.map(({ low, high, fraction }) => {
-          const lower = valueAt(low);
-          return lower + fraction * (valueAt(high) - lower);
-        }),
-      },
-    ]),
-  );
+        values.push(lower + fraction * (upper - lower));
+      }
+      const named = Object.fromEntries(Object.keys(keys).map((name, i) => [name, keyValues[i]]));
+      percentiles.set(group, { keyValues: named, finished, values });
+    }
+    return percentiles;
+  }
+
+  const percentiles = (await readOnce()) ?? (await readOnce());
+  if (percentiles) return percentiles;
+  throw new AppError(503, 'unavailable', 'the runs changed while the report read them; retry', [], {
+    'Retry-After': '1',
+  });
 }

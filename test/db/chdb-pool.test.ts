@@ -3,6 +3,7 @@
 import { TupleParam } from '@clickhouse/client';
 import fc from 'fast-check';
 import { bindLiterals, toLiteral } from '../../src/db/chdb-pool';
+import { asRead } from '../../src/db/read-scope';
 import { startTestApp, type TestApp } from '../support/app';
 
 let app: TestApp;
@@ -55,7 +56,8 @@ it('binds the values the statements take, to their types', async () => {
   const [row] = await select<Record<string, unknown>>(
     `SELECT {id:UUID} AS id, {at:DateTime64(3, 'UTC')} AS at, {count:UInt64} AS count, {level:Float64} AS level,
        {flag:Bool} AS flag, {names:Array(String)} AS names, {cells:Array(Tuple(UInt8, Int64))} AS cells,
-       {nested:Array(Array(UInt64))} AS nested, toString({big:Int64}) AS big, {maybe:Nullable(String)} AS maybe`,
+       {nested:Array(Array(UInt64))} AS nested, toString({big:Int64}) AS big, {single:Tuple(UInt8)} AS single,
+       {maybe:Nullable(String)} AS maybe`,
     {
       id: '01a21f7f-6f3b-7350-a2e2-1e3c4717f7af',
       at: '2026-11-28 00:12:54.321',
@@ -67,6 +69,7 @@ it('binds the values the statements take, to their types', async () => {
       nested: [[1, 2], []],
       big: -9_007_199_254_740_993n,
       maybe: null,
+      single: new TupleParam([5]),
     },
   );
   expect(row).toEqual({
@@ -83,6 +86,7 @@ it('binds the values the statements take, to their types', async () => {
     nested: [[1, 2], []],
     big: '-9007199254740993',
     maybe: null,
+    single: [5],
   });
 });
 
@@ -107,4 +111,20 @@ it('binds a String as a plain literal, which goes where the grammar takes nothin
   expect(bindLiterals('ALTER TABLE runs DROP PART {part:String}', { part: "all_1_1_0'" })).toBe(
     "ALTER TABLE runs DROP PART 'all_1_1_0\\''",
   );
+});
+
+it('runs a statement outside a read while reads hold every connection they may take', async () => {
+  const long = () =>
+    app.stores.ch.query({
+      name: 'long',
+      sql: 'SELECT sum(cityHash64(toString(number))) AS total FROM numbers({rows:UInt64}) SETTINGS max_threads = 1',
+      params: { rows: 100_000_000 },
+    });
+  let readsEnded = 0;
+  const reads = Array.from({ length: 4 }, () => asRead(Date.now() + 120_000, 0, long).then(() => (readsEnded += 1)));
+  // A flush's insert or a health check, say: it does not wait for a read to end.
+  const [row] = await app.stores.ch.query<{ one: number }>({ name: 'test.other', sql: 'SELECT 1 AS one', params: {} });
+  expect(row.one).toBe(1);
+  expect(readsEnded).toBe(0);
+  await Promise.all(reads);
 });

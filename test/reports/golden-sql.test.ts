@@ -4,7 +4,7 @@
 // anew, to be read and committed with the change.
 import fs from 'node:fs';
 import path from 'node:path';
-import { selectBucketCounts, selectDurationCounts } from '../../src/reports/durations';
+import { selectBucketCounts, selectDurationCounts, type SideStatement } from '../../src/reports/durations';
 import * as q from '../../src/reports/queries';
 import { selectExport } from '../../src/reports/run-export';
 import { selectHourCounts, selectPageKeys, selectPageRows } from '../../src/reports/run-list';
@@ -12,9 +12,9 @@ import { selectScopedSignals } from '../../src/reports/signals';
 
 const GOLDEN = path.join(__dirname, 'golden');
 
-/** A step's statements, one per side of the window, named in order. */
-const sides = (name: string, statements: readonly string[]) =>
-  Object.fromEntries(statements.map((statement, i) => [`${name}.${i + 1}`, statement]));
+/** A step's statements, one per side of the window, named by their side. */
+const sides = (name: string, statements: readonly SideStatement[]) =>
+  Object.fromEntries(statements.map(({ side, sql }) => [`${name}.${side}`, sql]));
 
 const STATEMENTS: Record<string, string> = {
   'summary.raw': q.selectSummary([], 'raw'),
