@@ -68,11 +68,8 @@ export interface PoolPolicy {
   atStart(settings: ClickHouseSettings | undefined): ClickHouseSettings | undefined;
 }
 
-/** A statement waiting for a connection. */
-interface Waiter {
-  read: boolean;
-  start(client: ClickHouseClient): void;
-}
+/** A statement waiting for a connection: it starts on the one it is given. */
+type Waiter = (client: ClickHouseClient) => void;
 
 /** A running statement's promise, or its abandonment once `signal` aborts (the statement runs on regardless). */
 function untilAborted<T>(running: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -118,12 +115,9 @@ export function connectionPool(clients: readonly ClickHouseClient[], policy: Poo
         queueOf(read).splice(queueOf(read).indexOf(waiter), 1);
         reject(abandoned());
       };
-      const waiter: Waiter = {
-        read,
-        start: (client) => {
-          signal?.removeEventListener('abort', leave);
-          resolve(client);
-        },
+      const waiter: Waiter = (client) => {
+        signal?.removeEventListener('abort', leave);
+        resolve(client);
       };
       signal?.addEventListener('abort', leave, { once: true });
       queueOf(read).push(waiter);
@@ -133,11 +127,8 @@ export function connectionPool(clients: readonly ClickHouseClient[], policy: Poo
   function release(client: ClickHouseClient, read: boolean) {
     idle.push(client);
     if (read) readsRunning -= 1;
-    for (const queue of [waiting.others, waiting.reads]) {
-      while (queue.length > 0 && canStart(queue[0].read)) {
-        const waiter = queue.shift()!;
-        waiter.start(take(waiter.read));
-      }
+    for (const read of [false, true]) {
+      while (queueOf(read).length > 0 && canStart(read)) queueOf(read).shift()!(take(read));
     }
   }
 

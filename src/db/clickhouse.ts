@@ -154,13 +154,16 @@ function limitSettings(limits: QueryLimits | undefined, maxExecutionSeconds = li
 const readTimedOut = (queryName: string) =>
   new OverloadError(`the read was not answered within its time (at ${queryName}); retry`);
 
+/** A statement's time in seconds within the read under way: at most what is left of the read's (read-scope.ts). */
+const withinRead = (ownSeconds: number, leftMs = readTimeLeftMs()) =>
+  Math.min(ownSeconds || Infinity, Math.max(leftMs, 1) / 1000);
+
 /** A query's limits within a read: its time is at most what is left of the read's (read-scope.ts). */
 function readLimitSettings(limits: QueryLimits | undefined, queryName: string) {
   const leftMs = readTimeLeftMs();
   if (leftMs === Infinity) return limitSettings(limits);
   if (leftMs <= 0) throw readTimedOut(queryName);
-  const ownSeconds = limits?.maxExecutionSeconds || Infinity;
-  return limitSettings(limits, Math.min(ownSeconds, leftMs / 1000));
+  return limitSettings(limits, withinRead(limits?.maxExecutionSeconds ?? 0, leftMs));
 }
 
 /** Rows as JSONCompactEachRow lines: one JSON array a row, its values in the order of `columns`. */
@@ -289,10 +292,8 @@ const EMBEDDED_CONNECTIONS = 4;
 const EMBEDDED_POLICY: PoolPolicy = {
   isRead: () => readTimeLeftMs() !== Infinity,
   atStart(settings) {
-    const leftMs = readTimeLeftMs();
-    if (leftMs === Infinity || settings === undefined) return settings;
-    const givenSeconds = Number(settings.max_execution_time) || Infinity;
-    return { ...settings, max_execution_time: Math.min(givenSeconds, Math.max(leftMs, 1) / 1000) };
+    if (readTimeLeftMs() === Infinity || settings === undefined) return settings;
+    return { ...settings, max_execution_time: withinRead(Number(settings.max_execution_time)) };
   },
 };
 
