@@ -5,11 +5,13 @@
 // Step one counts the finished runs of each duration bucket per group — the daily and hourly bucket counts for the
 // window's whole days and hours, raw rows for the partial hours at its edges — and finds the bucket that holds each
 // rank, and the rank within it. Step two counts the runs of each distinct duration of those buckets alone (from the
-// projections keyed by bucket, then time, then duration) and finds the value at each rank. A 30-day window at 100 M
-// runs reads a few hundred rows per hour in each step instead of every run: the cost grows with the hours and buckets
-// of the window, not with its runs. Each step is a statement per side (days, hours, rows), sent side by side: a
-// statement's cost here is mostly its planning, which the sides then share the cores for (docs/reports.md); their
-// counts are added up, and the ranks found, here.
+// projections keyed by bucket, then time, then duration) and finds the value at each rank; each side is sent only the
+// cells it had runs in at step one (a time series' raw side, two partial hours, is not sent the wanted buckets of every
+// hour), and a side with none of them is not read. A 30-day window at 100 M runs reads a few hundred rows per hour in
+// each step instead of every run: the cost grows with the hours and buckets of the window, not with its runs. Each
+// step is a statement per side (days, hours, rows), sent side by side: a statement's cost here is mostly its
+// planning, which the sides then share the cores for (docs/reports.md); their counts are added up, and the ranks
+// found, here.
 import { TupleParam } from '@clickhouse/client';
 import { AppError } from '../errors';
 import {
@@ -66,11 +68,16 @@ export interface SideStatement {
   sql: string;
 }
 
-/** A side's rows as one row per group: its cells and their counts, in two arrays. */
+/**
+ * A side's rows as one row per group: its cells in ascending order and their counts, in two arrays. The engine sorts
+ * them, so that adding the sides up here is a walk over each group's arrays, not a sort of every cell.
+ */
 const perGroup = ({ keys, by, cell }: CellRead, counts: string) => {
   const group = [keyNames(keys), ...by].join(', ');
   return sql`
-    SELECT ${group}, groupArray(${cell}) AS cells, groupArray(runs) AS counts
+    SELECT ${group},
+      arraySort(groupArray(${cell})) AS cells,
+      arraySort((n, c) -> c, groupArray(runs), groupArray(${cell})) AS counts
     FROM (
       ${counts}
     )
@@ -156,27 +163,61 @@ interface Distribution {
   cumulative: number[];
 }
 
+/** The first index of an ascending array whose value is at least `target` (the array's length if none is). */
+function firstAtLeast(ascending: readonly number[], target: number): number {
+  let [low, high] = [0, ascending.length];
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (ascending[middle] < target) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Whether a row's cells (ascending) hold a cell. */
+const holds = (row: SideRow | undefined, cell: number) =>
+  row !== undefined && row.cells[firstAtLeast(row.cells, cell)] === cell;
+
+/** A group's rows (each with its cells ascending) as one distribution: one side's as they are, several merged. */
+function distributionOf(rows: readonly SideRow[]): Distribution {
+  const pairs =
+    rows.length === 1
+      ? rows[0].cells.map((cell, i) => ({ cell: Number(cell), count: Number(rows[0].counts[i]) }))
+      : rows
+          .flatMap((row) => row.cells.map((cell, i) => ({ cell: Number(cell), count: Number(row.counts[i]) })))
+          .sort((a, b) => a.cell - b.cell);
+  const values: number[] = [];
+  const cumulative: number[] = [];
+  let total = 0;
+  for (const { cell, count } of pairs) {
+    total += count;
+    if (values.at(-1) === cell) {
+      cumulative[cumulative.length - 1] = total;
+    } else {
+      values.push(cell);
+      cumulative.push(total);
+    }
+  }
+  return { values, cumulative };
+}
+
 /** The sides' rows added up per group (identified by `identity`), each group's cells in ascending order. */
 function addUp(sides: readonly SideRow[][], identity: (row: Record<string, unknown>) => string) {
-  const counts = new Map<string, { row: Record<string, unknown>; byCell: Map<number, number> }>();
+  const rowsOf = new Map<string, SideRow[]>();
   for (const row of sides.flat()) {
     const id = identity(row);
-    if (!counts.has(id)) counts.set(id, { row, byCell: new Map() });
-    const { byCell } = counts.get(id)!;
-    row.cells.forEach((cell, i) => byCell.set(Number(cell), (byCell.get(Number(cell)) ?? 0) + Number(row.counts[i])));
+    const rows = rowsOf.get(id);
+    if (rows) rows.push(row);
+    else rowsOf.set(id, [row]);
   }
   return new Map(
-    [...counts].map(([id, { row, byCell }]) => {
-      const values = [...byCell.keys()].sort((a, b) => a - b);
-      let total = 0;
-      return [id, { row, values, cumulative: values.map((value) => (total += byCell.get(value)!)) }];
-    }),
+    [...rowsOf].map(([id, rows]) => [id, { row: rows[0] as Record<string, unknown>, ...distributionOf(rows) }]),
   );
 }
 
 /** Where a rank (1-based) lies in a distribution: the index of its cell, and its rank within that cell. */
 function locate({ cumulative }: Distribution, rank: number): { at: number; within: number } {
-  const at = cumulative.findIndex((reached) => reached >= rank);
+  const at = firstAtLeast(cumulative, rank);
   return { at, within: rank - (at === 0 ? 0 : cumulative[at - 1]) };
 }
 
@@ -229,23 +270,29 @@ export async function readPercentiles(
   levels: readonly number[],
   grain: Grain,
 ): Promise<Map<string, GroupPercentiles>> {
-  const readSides = (name: string, statements: SideStatement[], stepParams: Record<string, unknown>) =>
-    Promise.all(statements.map(({ side, sql }) => query<SideRow>(`${name}.${side}`, sql, stepParams)));
+  const readSides = (name: string, statements: readonly (SideStatement & { params: Record<string, unknown> })[]) =>
+    Promise.all(statements.map(({ side, sql, params }) => query<SideRow>(`${name}.${side}`, sql, params)));
 
   async function readOnce(): Promise<Map<string, GroupPercentiles> | undefined> {
-    const groups = addUp(
-      await readSides('reports.duration_buckets', selectBucketCounts(keys, filters, grain), params),
-      (row) => groupIdentity(keys, row),
+    const bucketStatements = selectBucketCounts(keys, filters, grain).map((statement) => ({ ...statement, params }));
+    const bucketSides = await readSides('reports.duration_buckets', bucketStatements);
+    const groups = addUp(bucketSides, (row) => groupIdentity(keys, row));
+    // Per side, each group's row: step two reads a cell from the sides whose rows hold it alone.
+    const rowsOfSide = new Map(
+      bucketStatements.map(({ side }, i) => [
+        side,
+        new Map(bucketSides[i].map((row) => [groupIdentity(keys, row), row])),
+      ]),
     );
     // Per group, where each level lies; each cell wanted once.
-    const wanted = new Map<string, { keyValues: unknown[]; bucket: number }>();
+    const wanted = new Map<string, { group: string; keyValues: unknown[]; bucket: number }>();
     const placed = new Map<string, { keyValues: unknown[]; finished: number; places: LevelPlace[] }>();
     for (const [group, buckets] of groups) {
       const keyValues = Object.keys(keys).map((name) => buckets.row[name]);
       const finished = buckets.cumulative[buckets.cumulative.length - 1];
       const placeOf = (rank: number) => {
         const { at, within } = locate(buckets, rank);
-        wanted.set(cellOf(group, buckets.values[at]), { keyValues, bucket: buckets.values[at] });
+        wanted.set(cellOf(group, buckets.values[at]), { group, keyValues, bucket: buckets.values[at] });
         return { cell: cellOf(group, buckets.values[at]), within };
       };
       const places = levels.map((level) => {
@@ -255,14 +302,16 @@ export async function readPercentiles(
       placed.set(group, { keyValues, finished, places });
     }
     if (placed.size === 0) return new Map();
-    const cells = [...wanted.values()];
-    const durations = addUp(
-      await readSides('reports.duration_values', selectDurationCounts(keys, filters, grain), {
-        ...params,
-        buckets: [...new Set(cells.map((cell) => cell.bucket))],
-        cells: cells.map((cell) => new TupleParam([...cell.keyValues, cell.bucket])),
-      }),
-      (row) => cellOf(groupIdentity(keys, row), Number(row.run_duration_bucket)),
+    const valueStatements = selectDurationCounts(keys, filters, grain).flatMap((statement) => {
+      const rows = rowsOfSide.get(statement.side)!;
+      const cells = [...wanted.values()].filter((cell) => holds(rows.get(cell.group), cell.bucket));
+      if (cells.length === 0) return [];
+      const buckets = [...new Set(cells.map((cell) => cell.bucket))];
+      const tuples = cells.map((cell) => new TupleParam([...cell.keyValues, cell.bucket]));
+      return [{ ...statement, params: { ...params, buckets, cells: tuples } }];
+    });
+    const durations = addUp(await readSides('reports.duration_values', valueStatements), (row) =>
+      cellOf(groupIdentity(keys, row), Number(row.run_duration_bucket)),
     );
     const valueAt = ({ cell, within }: LevelPlace['low']) => {
       const distribution = durations.get(cell);

@@ -3,7 +3,9 @@
 // A page reads what it returns, not the window. First, how many runs match per hour, newest first: the whole hours
 // from the `run_counts` projection (one row per hour, agent, status and loop flag), the partial hours at the
 // window's edges and the running runs from rows. That gives X-Total-Count, and the few hours the page's runs lie in.
-// Then the keys of the page, read from those hours alone; then the page's whole rows.
+// Then the keys of the page, read from those hours alone; then the page's whole rows. The first page of all runs
+// needs no hours: its keys are the newest of the window, read beside the counts (a page filtered by a rare value
+// would read much of the window for them, so a filtered page waits for its hours).
 import { HOUR_MS } from '../clock';
 import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import type { Run } from '../runs/model';
@@ -72,25 +74,26 @@ export const selectHourCounts = (filters: readonly RunFilter[]) => sql`
 
 // Ids sort by their canonical string form (ClickHouse orders UUID values differently).
 const RUN_ORDER = 'timestamp DESC, run_id DESC';
-const IN_PAGE_HOURS = `${HOUR} IN {hours:Array(DateTime('UTC'))}`;
+const IN_PAGE_HOURS = ` AND ${HOUR} IN {hours:Array(DateTime('UTC'))}`;
 
 /**
- * The keys of a page's runs, newest first: the runs at [offset, offset + limit) of those that match in the
- * page's hours, {hours:Array(…)} within [window_start, window_end). The finished side is read in primary-key order
- * and stops after offset + limit keys (WITH TIES keeps every run sharing the last start time, which the ids then
- * order). Read-in-order buffering is off: with a LIMIT it reads far ahead of the few granules a page needs.
+ * The keys of a page's runs, newest first: the runs at [offset, offset + limit) of those that match in
+ * [window_start, window_end), and `inHours` in the page's hours {hours:Array(…)}. The finished side is read in
+ * primary-key order and stops after offset + limit keys (WITH TIES keeps every run sharing the last start time, which
+ * the ids then order). Read-in-order buffering is off: with a LIMIT it reads far ahead of the few granules a page
+ * needs.
  */
-export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
+export const selectPageKeys = (filters: readonly RunFilter[], inHours = true) => sql`
   SELECT timestamp, run_id AS id, live
   FROM (
     SELECT timestamp, toString(id) AS run_id, true AS live
     FROM live_runs FINAL
-    WHERE ${LIVE_NOT_FINISHED} AND ${IN_PAGE_HOURS}${runFilters(filters, 'live')}
+    WHERE ${LIVE_NOT_FINISHED}${inHours ? IN_PAGE_HOURS : ''}${runFilters(filters, 'live')}
     ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
     UNION ALL
     SELECT timestamp, toString(id) AS run_id, false AS live
     FROM runs
-    WHERE ${IN_WINDOW} AND ${IN_PAGE_HOURS}${runFilters(filters, 'finished')}
+    WHERE ${IN_WINDOW}${inHours ? IN_PAGE_HOURS : ''}${runFilters(filters, 'finished')}
     ORDER BY timestamp DESC LIMIT {page_end:UInt64} WITH TIES
   )
   ORDER BY ${RUN_ORDER}
@@ -167,15 +170,26 @@ export async function readRunPage(
     ...hourWindowParams(projectId, window, now, countedByRows(used)),
     ...filterParams(filters, used),
   };
-  const counts = await query<HourCount>('reports.runs_per_hour', selectHourCounts(used), params);
-  const total = counts.reduce((sum, { runs }) => sum + Number(runs), 0);
+  const readCounts = async () => {
+    const counts = await query<HourCount>('reports.runs_per_hour', selectHourCounts(used), params);
+    return { counts, total: counts.reduce((sum, { runs }) => sum + Number(runs), 0) };
+  };
+  const readKeys = (inHours: boolean, keyParams: Record<string, unknown>) =>
+    query<PageKey>('reports.runs_page_keys', selectPageKeys(used, inHours), { ...params, ...keyParams });
+  if (page.offset === 0 && used.length === 0) {
+    const [{ total }, keys] = await Promise.all([
+      readCounts(),
+      readKeys(false, { limit: page.limit, offset: 0, page_end: page.limit }),
+    ]);
+    return { runs: await readPageRows(query, projectId, keys), total };
+  }
+  const { counts, total } = await readCounts();
   const { hours: onPage, skipped } = pageHours(counts, page);
   if (onPage.length === 0) return { runs: [], total };
   // The page's hours, within the window: its keys are read there alone.
   const newest = fromClickHouseTime(onPage[0]).getTime() + HOUR_MS;
   const oldest = fromClickHouseTime(onPage.at(-1)!).getTime();
-  const keys = await query<PageKey>('reports.runs_page_keys', selectPageKeys(used), {
-    ...params,
+  const keys = await readKeys(true, {
     window_start: toClickHouseTime(new Date(Math.max(oldest, window.from.getTime()))),
     window_end: toClickHouseTime(new Date(Math.min(newest, window.to.getTime()))),
     hours: onPage,

@@ -1,4 +1,6 @@
-SELECT is_current, groupArray(run_duration_bucket) AS cells, groupArray(runs) AS counts
+SELECT is_current,
+  arraySort(groupArray(run_duration_bucket)) AS cells,
+  arraySort((n, c) -> c, groupArray(runs), groupArray(run_duration_bucket)) AS counts
 FROM (
   SELECT * FROM (
     WITH

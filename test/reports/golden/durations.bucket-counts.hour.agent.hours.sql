@@ -1,4 +1,6 @@
-SELECT bucket_start, groupArray(run_duration_bucket) AS cells, groupArray(runs) AS counts
+SELECT bucket_start,
+  arraySort(groupArray(run_duration_bucket)) AS cells,
+  arraySort((n, c) -> c, groupArray(runs), groupArray(run_duration_bucket)) AS counts
 FROM (
   SELECT * FROM (
     WITH

@@ -1,4 +1,6 @@
-SELECT is_current, groupArray(run_duration_bucket) AS cells, groupArray(runs) AS counts
+SELECT is_current,
+  arraySort(groupArray(run_duration_bucket)) AS cells,
+  arraySort((n, c) -> c, groupArray(runs), groupArray(run_duration_bucket)) AS counts
 FROM (
   SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current, run_duration_bucket, count() AS runs
   FROM (

@@ -1,4 +1,6 @@
-SELECT is_current, run_duration_bucket, groupArray(run_duration_ms) AS cells, groupArray(runs) AS counts
+SELECT is_current, run_duration_bucket,
+  arraySort(groupArray(run_duration_ms)) AS cells,
+  arraySort((n, c) -> c, groupArray(runs), groupArray(run_duration_ms)) AS counts
 FROM (
   SELECT * FROM (
     WITH

@@ -1,4 +1,6 @@
-SELECT is_current, run_duration_bucket, groupArray(run_duration_ms) AS cells, groupArray(runs) AS counts
+SELECT is_current, run_duration_bucket,
+  arraySort(groupArray(run_duration_ms)) AS cells,
+  arraySort((n, c) -> c, groupArray(runs), groupArray(run_duration_ms)) AS counts
 FROM (
   SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current, run_duration_bucket, run_duration_ms, count() AS runs
   FROM (
