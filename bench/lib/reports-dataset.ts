@@ -95,8 +95,13 @@ const LOOP_COLUMNS = 'is_loop, if(is_loop, toUInt32(cityHash64(number, 16) % ste
 const TASK_INPUT = `concat('#', toString(number), ' ',
                            {tasks:Array(String)}[1 + cityHash64(number, 14) % length({tasks:Array(String)})])`;
 
-// A finished run is stored (inserted_at) a second after it ends, as the ingest log stores it. The runs are made and
-// written on every core (numbers_mt, max_insert_threads): a million runs in 10 s on two cores, 12 s on one.
+/**
+ * Every insert of the generator makes and writes its rows on every core (POPULATION reads numbers_mt): a million
+ * finished runs in 10 s on two cores, 12 s on one.
+ */
+const ON_EVERY_CORE = `SETTINGS max_insert_threads = ${os.availableParallelism()}`;
+
+// A finished run is stored (inserted_at) a second after it ends, as the ingest log stores it.
 const INSERT_FINISHED = `
   INSERT INTO runs (project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output,
                     termination_reason, termination_detail, loop_detected, loop_step_index,
@@ -116,7 +121,7 @@ const INSERT_FINISHED = `
          toDateTime(intDiv(finished_ms, 1000) + 1, 'UTC')
   FROM (${POPULATION})
   WHERE NOT is_running
-  SETTINGS max_insert_threads = ${os.availableParallelism()}`;
+  ${ON_EVERY_CORE}`;
 
 /** A live row's loop and totals: none at the start (version 0), about half (1), then all of them (2 and 3). */
 function liveProgress(version: 0 | 1 | 2 | 3): string {
@@ -145,7 +150,8 @@ const insertLive = (version: 0 | 1 | 2 | 3) => `
          ${liveProgress(version)},
          session_id, user_id, run_tags
   FROM (${POPULATION})
-  WHERE streamed ${version >= 2 ? 'AND NOT is_running' : ''}`;
+  WHERE streamed ${version >= 2 ? 'AND NOT is_running' : ''}
+  ${ON_EVERY_CORE}`;
 
 /** How many of the runs fall in [fromMs, anchor): live rows are generated only for the last days. */
 const firstRunFrom = (shape: DatasetShape, fromMs: number) =>
@@ -213,7 +219,8 @@ const INSERT_SCORES = `
          fromUnixTimestamp64Milli(finished_ms + 1000 * (1 + score_k), 'UTC')
   FROM (${POPULATION})
   ARRAY JOIN arrayMap(j -> (cityHash64(number, 31) + j) % 4, range(1 + cityHash64(number, 32) % 3)) AS score_k
-  WHERE NOT is_running AND ${uniform(30)} < 0.3`;
+  WHERE NOT is_running AND ${uniform(30)} < 0.3
+  ${ON_EVERY_CORE}`;
 
 /** The scores of the finished runs, in slices as the runs. */
 export async function generateScores(ch: ClickHouseStore, shape: DatasetShape): Promise<void> {
