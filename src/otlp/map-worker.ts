@@ -16,12 +16,15 @@ export interface MapRequest {
   nowMs: number;
 }
 
-export type MapAnswer =
+type Mapped =
   | { id: number; parts: Uint8Array[]; rejections: string[] }
   | { id: number; error: Pick<AppError, 'status' | 'code' | 'message' | 'details' | 'headers'> & { stack?: string } };
 
+/** An answer carries the worker's heap as it answers (V8's committed bytes), which the pool retires it by. */
+export type MapAnswer = Mapped & { heapBytes: number };
+
 parentPort!.on('message', ({ id, body, mediaType, nowMs }: MapRequest) => {
-  let answer: MapAnswer;
+  let answer: Mapped;
   try {
     const { parts, rejections } = mapExport(
       Buffer.from(body.buffer, body.byteOffset, body.byteLength),
@@ -43,5 +46,8 @@ parentPort!.on('message', ({ id, body, mediaType, nowMs }: MapRequest) => {
       },
     };
   }
-  parentPort!.postMessage(answer, 'parts' in answer ? answer.parts.map((part) => part.buffer as ArrayBuffer) : []);
+  parentPort!.postMessage(
+    { ...answer, heapBytes: v8.getHeapStatistics().total_heap_size },
+    'parts' in answer ? answer.parts.map((part) => part.buffer as ArrayBuffer) : [],
+  );
 });

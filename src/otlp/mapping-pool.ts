@@ -19,8 +19,10 @@ interface Slot {
   worker: Worker;
   /** The requests it was sent and has not answered, oldest first: it works on them in that order. */
   held: number[];
-  /** Ends a worker stuck on its oldest request. */
-  deadline: NodeJS.Timeout | undefined;
+  /** Ends a worker stuck on its oldest request or, with nothing held, retires one left with a big heap. */
+  timer: NodeJS.Timeout | undefined;
+  /** Its heap (V8's committed bytes) as of its last answer. */
+  heapBytes: number;
 }
 
 // Built, the worker is the JavaScript beside this file; under tsx or jest it is the TypeScript source, which the
@@ -51,6 +53,19 @@ function* decodedInTurn(parts: Uint8Array[]): Generator<MappedTrace[]> {
 const DEADLINE_MS = 30_000;
 /** A worker's heap when none is configured. */
 const DEFAULT_HEAP_MB = 512;
+/**
+ * When a worker is retired: once it has held nothing for `idleMs` with a heap past `heapBytes`; the next export starts
+ * another. V8 keeps the heap an export grew long after its objects are garbage (~220 MiB after one of 115,000 spans,
+ * ~160 after a stream of small ones, against ~30 for a fresh worker), and does not give it back to an idle thread:
+ * after a big export, ending the worker gives it back while the event loop goes on assembling and storing that
+ * export's runs for seconds. A stream whose exports come less than `idleMs` apart keeps its worker (a start costs
+ * ~130 ms of CPU), and so does a worker whose heap stayed small.
+ */
+export interface Retirement {
+  heapBytes: number;
+  idleMs: number;
+}
+const RETIREMENT: Retirement = { heapBytes: 64 * 1024 * 1024, idleMs: 1000 };
 
 const unavailable = (message: string) => new AppError(503, 'unavailable', message, [], { 'Retry-After': '1' });
 
@@ -64,6 +79,7 @@ export class MappingPool {
     private readonly size: number,
     private readonly log: Logger,
     private readonly heapMb = DEFAULT_HEAP_MB,
+    private readonly retirement = RETIREMENT,
   ) {
     this.slots = new Array(size).fill(undefined);
   }
@@ -85,21 +101,24 @@ export class MappingPool {
     const slot = (this.slots[index] ??= this.startWorker(index));
     slot.held.push(request.id);
     slot.worker.postMessage(request);
-    this.armDeadline(slot);
+    this.armTimer(index, slot);
   }
 
-  private armDeadline(slot: Slot): void {
-    clearTimeout(slot.deadline);
-    slot.deadline =
-      slot.held.length === 0 ? undefined : setTimeout(() => void slot.worker.terminate(), DEADLINE_MS).unref();
+  private armTimer(index: number, slot: Slot): void {
+    clearTimeout(slot.timer);
+    slot.timer = undefined;
+    if (slot.held.length > 0) slot.timer = setTimeout(() => void slot.worker.terminate(), DEADLINE_MS).unref();
+    else if (slot.heapBytes > this.retirement.heapBytes)
+      slot.timer = setTimeout(() => this.retire(index, slot), this.retirement.idleMs).unref();
   }
 
   private startWorker(index: number): Slot {
-    const slot: Slot = { worker: startThread(this.heapMb), held: [], deadline: undefined };
+    const slot: Slot = { worker: startThread(this.heapMb), held: [], timer: undefined, heapBytes: 0 };
     slot.worker.unref();
     slot.worker.on('message', (answer: MapAnswer) => {
       slot.held = slot.held.filter((id) => id !== answer.id);
-      this.armDeadline(slot);
+      slot.heapBytes = answer.heapBytes;
+      this.armTimer(index, slot);
       const pending = this.pending.get(answer.id);
       this.pending.delete(answer.id);
       if ('parts' in answer) {
@@ -118,12 +137,18 @@ export class MappingPool {
     return slot;
   }
 
+  /** Ends an idle worker; its slot is empty from now on, so the next export starts a new one. */
+  private retire(index: number, slot: Slot): void {
+    this.slots[index] = undefined;
+    void slot.worker.terminate();
+  }
+
   /**
    * A worker ended (it failed, was stuck, or the pool is closing). The export it was working on fails, retryable;
    * the others it held go to its replacement.
    */
   private workerGone(index: number, slot: Slot): void {
-    clearTimeout(slot.deadline);
+    clearTimeout(slot.timer);
     if (this.slots[index] === slot) this.slots[index] = undefined;
     const [current, ...queued] = slot.held;
     if (current !== undefined) {

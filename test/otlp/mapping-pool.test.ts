@@ -1,5 +1,5 @@
 // The pool that decodes and maps OTLP exports in worker threads: answers, errors as the HTTP errors they are, and a
-// worker that dies failing only what it held (retryable) before it is replaced.
+// worker that dies failing only what it held (retryable) before it is replaced; one left with a big heap is ended.
 import pino from 'pino';
 import { AppError } from '../../src/errors';
 import { SPANS_PER_PART, type MappedExport } from '../../src/otlp/mapping';
@@ -103,4 +103,26 @@ it('once closed, it answers 503 and starts no worker', async () => {
   await pool.close();
   await expect(pool.map(exportOf(chatSpan), 'application/json', Date.now())).rejects.toMatchObject({ status: 503 });
   expect((pool as unknown as { slots: unknown[] }).slots).toEqual([undefined]);
+});
+
+it('retires a worker idle past its time with its heap past the limit; the next export starts another', async () => {
+  const slotsOf = (pool: MappingPool) => (pool as unknown as { slots: unknown[] }).slots;
+  const idleMs = 50;
+  const afterIdle = () => new Promise((resolve) => setTimeout(resolve, 4 * idleMs));
+  // The default limit, which a small export's heap stays under; and a limit of one byte, which every heap is past.
+  const small = new MappingPool(1, log, undefined, { heapBytes: 64 * 1024 * 1024, idleMs });
+  const retiring = new MappingPool(1, log, undefined, { heapBytes: 1, idleMs });
+  try {
+    expect(tracesOf(await small.map(exportOf(chatSpan), 'application/json', Date.now()))).toHaveLength(1);
+    expect(tracesOf(await retiring.map(exportOf(chatSpan), 'application/json', Date.now()))).toHaveLength(1);
+    // Not at once: a stream whose exports come closer than idleMs keeps its worker.
+    expect(slotsOf(retiring)[0]).toBeDefined();
+    await afterIdle();
+    expect(slotsOf(small)[0]).toBeDefined();
+    expect(slotsOf(retiring)).toEqual([undefined]);
+    expect(tracesOf(await retiring.map(exportOf(chatSpan), 'application/json', Date.now()))).toHaveLength(1);
+    expect(slotsOf(retiring)[0]).toBeDefined();
+  } finally {
+    await Promise.all([small.close(), retiring.close()]);
+  }
 });
