@@ -201,14 +201,20 @@ function distributionOf(rows: readonly SideRow[]): Distribution {
   return { values, cumulative };
 }
 
-/** The sides' rows added up per group (identified by `identity`), each group's cells in ascending order. */
-function addUp(sides: readonly SideRow[][], identity: (row: Record<string, unknown>) => string) {
+/** A side's rows by their identity: a side answers one row per group (step one), or per group and bucket (two). */
+type KeyedSide = ReadonlyMap<string, SideRow>;
+const keyedBy = (rows: readonly SideRow[], identity: (row: SideRow) => string): KeyedSide =>
+  new Map(rows.map((row) => [identity(row), row]));
+
+/** The sides' rows added up per identity, each one's cells in ascending order. */
+function addUp(sides: readonly KeyedSide[]) {
   const rowsOf = new Map<string, SideRow[]>();
-  for (const row of sides.flat()) {
-    const id = identity(row);
-    const rows = rowsOf.get(id);
-    if (rows) rows.push(row);
-    else rowsOf.set(id, [row]);
+  for (const side of sides) {
+    for (const [id, row] of side) {
+      const rows = rowsOf.get(id);
+      if (rows) rows.push(row);
+      else rowsOf.set(id, [row]);
+    }
   }
   return new Map(
     [...rowsOf].map(([id, rows]) => [id, { row: rows[0] as Record<string, unknown>, ...distributionOf(rows) }]),
@@ -275,15 +281,12 @@ export async function readPercentiles(
 
   async function readOnce(): Promise<Map<string, GroupPercentiles> | undefined> {
     const bucketStatements = selectBucketCounts(keys, filters, grain).map((statement) => ({ ...statement, params }));
-    const bucketSides = await readSides('reports.duration_buckets', bucketStatements);
-    const groups = addUp(bucketSides, (row) => groupIdentity(keys, row));
-    // Per side, each group's row: step two reads a cell from the sides whose rows hold it alone.
-    const rowsOfSide = new Map(
-      bucketStatements.map(({ side }, i) => [
-        side,
-        new Map(bucketSides[i].map((row) => [groupIdentity(keys, row), row])),
-      ]),
+    const bucketSides = (await readSides('reports.duration_buckets', bucketStatements)).map((rows) =>
+      keyedBy(rows, (row) => groupIdentity(keys, row)),
     );
+    const groups = addUp(bucketSides);
+    // Per side, each group's row: step two reads a cell from the sides whose rows hold it alone.
+    const rowsOfSide = new Map(bucketStatements.map(({ side }, i) => [side, bucketSides[i]]));
     // Per group, where each level lies; each cell wanted once.
     const wanted = new Map<string, { group: string; keyValues: unknown[]; bucket: number }>();
     const placed = new Map<string, { keyValues: unknown[]; finished: number; places: LevelPlace[] }>();
@@ -292,8 +295,9 @@ export async function readPercentiles(
       const finished = buckets.cumulative[buckets.cumulative.length - 1];
       const placeOf = (rank: number) => {
         const { at, within } = locate(buckets, rank);
-        wanted.set(cellOf(group, buckets.values[at]), { group, keyValues, bucket: buckets.values[at] });
-        return { cell: cellOf(group, buckets.values[at]), within };
+        const [bucket, cell] = [buckets.values[at], cellOf(group, buckets.values[at])];
+        wanted.set(cell, { group, keyValues, bucket });
+        return { cell, within };
       };
       const places = levels.map((level) => {
         const { lower, upper, fraction } = ranksOf(level, finished);
@@ -310,8 +314,10 @@ export async function readPercentiles(
       const tuples = cells.map((cell) => new TupleParam([...cell.keyValues, cell.bucket]));
       return [{ ...statement, params: { ...params, buckets, cells: tuples } }];
     });
-    const durations = addUp(await readSides('reports.duration_values', valueStatements), (row) =>
-      cellOf(groupIdentity(keys, row), Number(row.run_duration_bucket)),
+    const durations = addUp(
+      (await readSides('reports.duration_values', valueStatements)).map((rows) =>
+        keyedBy(rows, (row) => cellOf(groupIdentity(keys, row), Number(row.run_duration_bucket))),
+      ),
     );
     const valueAt = ({ cell, within }: LevelPlace['low']) => {
       const distribution = durations.get(cell);

@@ -26,6 +26,7 @@ const STATEMENTS: Record<string, string> = {
   'timeseries.hour.rollups': q.selectTimeseries(['agent_name'], 'hour', 'rollups'),
   'runs.per-hour': selectHourCounts(['agent_name', 'status', 'loop_detected']),
   'runs.page-keys': selectPageKeys(['agent_name', 'status', 'loop_detected']),
+  'runs.page-keys.window': selectPageKeys([], false),
   'runs.page-rows': selectPageRows(['finished', 'live']),
   'runs.page-rows.live': selectPageRows(['live']),
   // Finding runs (contract §11): filters counted from rows, the text search's keys; the export, with steps.
