@@ -7,7 +7,7 @@ import path from 'node:path';
 import { selectBucketCounts, selectDurationCounts, type SideStatement } from '../../src/reports/durations';
 import * as q from '../../src/reports/queries';
 import { selectExport } from '../../src/reports/run-export';
-import { selectHourCounts, selectPageKeys, selectPageRows } from '../../src/reports/run-list';
+import { SELECT_NEWEST_KEYS, selectHourCounts, selectPageKeys, selectPageRows } from '../../src/reports/run-list';
 import { selectScopedSignals } from '../../src/reports/signals';
 
 const GOLDEN = path.join(__dirname, 'golden');
@@ -26,7 +26,7 @@ const STATEMENTS: Record<string, string> = {
   'timeseries.hour.rollups': q.selectTimeseries(['agent_name'], 'hour', 'rollups'),
   'runs.per-hour': selectHourCounts(['agent_name', 'status', 'loop_detected']),
   'runs.page-keys': selectPageKeys(['agent_name', 'status', 'loop_detected']),
-  'runs.page-keys.window': selectPageKeys([], false),
+  'runs.newest-keys': SELECT_NEWEST_KEYS,
   'runs.page-rows': selectPageRows(['finished', 'live']),
   'runs.page-rows.live': selectPageRows(['live']),
   // Finding runs (contract §11): filters counted from rows, the text search's keys; the export, with steps.
