@@ -74,26 +74,37 @@ export const selectHourCounts = (filters: readonly RunFilter[]) => sql`
 
 // Ids sort by their canonical string form (ClickHouse orders UUID values differently).
 const RUN_ORDER = 'timestamp DESC, run_id DESC';
-const IN_PAGE_HOURS = ` AND ${HOUR} IN {hours:Array(DateTime('UTC'))}`;
+const IN_PAGE_HOURS = `${HOUR} IN {hours:Array(DateTime('UTC'))}`;
+
+/**
+ * The newest `count` keys of each side that match: running runs by `live` over `live_runs FINAL`, finished ones by
+ * `finished` over `runs`. The finished side is read in primary-key order and stops after `count` keys (WITH TIES
+ * keeps every run sharing the last start time, which the ids then order).
+ */
+const newestOfEachSide = (live: string, finished: string, count: string) => sql`
+    SELECT timestamp, toString(id) AS run_id, true AS live
+    FROM live_runs FINAL
+    WHERE ${live}
+    ORDER BY ${RUN_ORDER} LIMIT ${count}
+    UNION ALL
+    SELECT timestamp, toString(id) AS run_id, false AS live
+    FROM runs
+    WHERE ${finished}
+    ORDER BY timestamp DESC LIMIT ${count} WITH TIES`;
 
 /**
  * The keys of a page's runs, newest first: the runs at [offset, offset + limit) of those that match in
- * [window_start, window_end) and in the page's hours {hours:Array(…)}. The finished side is read in primary-key order
- * and stops after offset + limit keys (WITH TIES keeps every run sharing the last start time, which the ids then
- * order). Read-in-order buffering is off: with a LIMIT it reads far ahead of the few granules a page needs.
+ * [window_start, window_end) and in the page's hours {hours:Array(…)}, from each side's first offset + limit.
+ * Read-in-order buffering is off: with a LIMIT it reads far ahead of the few granules a page needs.
  */
 export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
   SELECT timestamp, run_id AS id, live
   FROM (
-    SELECT timestamp, toString(id) AS run_id, true AS live
-    FROM live_runs FINAL
-    WHERE ${LIVE_NOT_FINISHED}${IN_PAGE_HOURS}${runFilters(filters, 'live')}
-    ORDER BY ${RUN_ORDER} LIMIT {page_end:UInt64}
-    UNION ALL
-    SELECT timestamp, toString(id) AS run_id, false AS live
-    FROM runs
-    WHERE ${IN_WINDOW}${IN_PAGE_HOURS}${runFilters(filters, 'finished')}
-    ORDER BY timestamp DESC LIMIT {page_end:UInt64} WITH TIES
+    ${newestOfEachSide(
+      `${LIVE_NOT_FINISHED} AND ${IN_PAGE_HOURS}${runFilters(filters, 'live')}`,
+      `${IN_WINDOW} AND ${IN_PAGE_HOURS}${runFilters(filters, 'finished')}`,
+      '{page_end:UInt64}',
+    )}
   )
   ORDER BY ${RUN_ORDER}
   LIMIT {limit:UInt64} OFFSET {offset:UInt64}
@@ -108,15 +119,7 @@ export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
 export const SELECT_NEWEST_KEYS = sql`
   SELECT timestamp, run_id AS id, live
   FROM (
-    SELECT timestamp, toString(id) AS run_id, true AS live
-    FROM live_runs FINAL
-    WHERE ${IN_WINDOW}
-    ORDER BY ${RUN_ORDER} LIMIT {limit:UInt64}
-    UNION ALL
-    SELECT timestamp, toString(id) AS run_id, false AS live
-    FROM runs
-    WHERE ${IN_WINDOW}
-    ORDER BY timestamp DESC LIMIT {limit:UInt64} WITH TIES
+    ${newestOfEachSide(IN_WINDOW, IN_WINDOW, '{limit:UInt64}')}
   )
   ORDER BY ${RUN_ORDER}, live
   LIMIT 1 BY timestamp, run_id
