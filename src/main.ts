@@ -9,12 +9,15 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { closeStores, openStores } from './db/stores';
 import { startJobs } from './jobs';
 import { createLogger } from './logger';
+import { releaseStartupPages } from './startup-pages';
 
 // While a stop waits for the connections to close, idle ones are closed this often.
 const IDLE_SWEEP_MS = 50;
 // How long a stop goes on accepting and answering (with `Connection: close`) before it stops listening, at most: the
 // requests clients sent just before the signal are then read and answered, not reset (closeServer).
 const LINGER_MS = 250;
+// How long after listening the pages touched only by the start leave the resident set (src/startup-pages.ts).
+const RELEASE_STARTUP_PAGES_AFTER_MS = 5000;
 // The embedded engines close in milliseconds; past this a stop exits without them (their logs recover them).
 const STORES_CLOSE_MS = 500;
 
@@ -68,9 +71,14 @@ async function main(): Promise<void> {
     jwtSecret,
   });
   // The port bound, which is the system's choice with PORT=0 (test/support/child-service.ts reads it from this line).
-  const server: Server = app.listen(config.port, undefined, () =>
-    log.info({ port: (server.address() as AddressInfo).port, dataDir: config.dataDir }, 'runwatch listening'),
-  );
+  const server: Server = app.listen(config.port, undefined, () => {
+    log.info({ port: (server.address() as AddressInfo).port, dataDir: config.dataDir }, 'runwatch listening');
+    // Once the start's own work is done: the jobs' first passes and the reload of open traces touch code once too.
+    setTimeout(
+      () => releaseStartupPages(log).catch((error: unknown) => log.warn({ err: error }, 'memory: start-up pages kept')),
+      RELEASE_STARTUP_PAGES_AFTER_MS,
+    ).unref();
+  });
   // Spans of traces still open at the last stop are reloaded ahead of the first export; assembled traces leave
   // memory once quiet, and traces quiet for the assembly window are settled (the OTLP sweep job).
   otlp

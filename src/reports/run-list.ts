@@ -201,11 +201,14 @@ export async function readRunPage(
     return { counts, total: counts.reduce((sum, { runs }) => sum + Number(runs), 0) };
   };
   if (page.offset === 0 && used.length === 0) {
-    const [{ total }, keys] = await Promise.all([
+    // The page's rows follow its keys while the counts are still read.
+    const [{ total }, runs] = await Promise.all([
       readCounts(),
-      query<PageKey>('reports.runs_newest_keys', SELECT_NEWEST_KEYS, { ...params, limit: page.limit }),
+      query<PageKey>('reports.runs_newest_keys', SELECT_NEWEST_KEYS, { ...params, limit: page.limit }).then((keys) =>
+        readPageRows(query, projectId, keys),
+      ),
     ]);
-    return { runs: await readPageRows(query, projectId, keys), total };
+    return { runs, total };
   }
   const { counts, total } = await readCounts();
   const { hours: onPage, skipped } = pageHours(counts, page);
