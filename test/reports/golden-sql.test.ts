@@ -7,7 +7,13 @@ import path from 'node:path';
 import { selectBucketCounts, selectDurationCounts, type SideStatement } from '../../src/reports/durations';
 import * as q from '../../src/reports/queries';
 import { selectExport } from '../../src/reports/run-export';
-import { SELECT_NEWEST_KEYS, selectHourCounts, selectPageKeys, selectPageRows } from '../../src/reports/run-list';
+import {
+  SELECT_NEWEST_KEYS,
+  selectFinishedHourCounts,
+  selectLiveHourCounts,
+  selectPageKeys,
+  selectPageRows,
+} from '../../src/reports/run-list';
 import { selectScopedSignals } from '../../src/reports/signals';
 
 const GOLDEN = path.join(__dirname, 'golden');
@@ -24,13 +30,14 @@ const STATEMENTS: Record<string, string> = {
   'health.rollups': q.selectHealth('rollups'),
   'timeseries.minute.raw': q.selectTimeseries([], 'minute', 'raw'),
   'timeseries.hour.rollups': q.selectTimeseries(['agent_name'], 'hour', 'rollups'),
-  'runs.per-hour': selectHourCounts(['agent_name', 'status', 'loop_detected']),
+  'runs.per-hour': selectFinishedHourCounts(['agent_name', 'status', 'loop_detected']),
+  'runs.per-hour.running': selectLiveHourCounts(['agent_name', 'status', 'loop_detected']),
   'runs.page-keys': selectPageKeys(['agent_name', 'status', 'loop_detected']),
   'runs.newest-keys': SELECT_NEWEST_KEYS,
   'runs.page-rows': selectPageRows(['finished', 'live']),
   'runs.page-rows.live': selectPageRows(['live']),
   // Finding runs (contract §11): filters counted from rows, the text search's keys; the export, with steps.
-  'runs.per-hour.search': selectHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
+  'runs.per-hour.search': selectFinishedHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
   'runs.export.steps': selectExport({ tag: ['prod'], q: 'refund' }, 'native', true),
   'runs.export.csv': selectExport({}, 'json', false),
   // Exact percentiles from the duration projections, each step a statement per side of the window (days, hours, rows):

@@ -5,7 +5,7 @@ import { TupleParam } from '@clickhouse/client';
 import { selectBucketCounts, selectDurationCounts } from '../../src/reports/durations';
 import { GROUP_KEYS, SUMMARY_FILTERS, selectHealth, selectSummary, selectTimeseries } from '../../src/reports/queries';
 import { windowParams } from '../../src/reports/rollups';
-import { selectHourCounts } from '../../src/reports/run-list';
+import { selectFinishedHourCounts } from '../../src/reports/run-list';
 import { startTestApp, type TestApp } from '../support/app';
 import { bearer, setUpProject } from '../support/fixtures';
 
@@ -96,19 +96,19 @@ it.each([
   ],
   [
     "the run list's counts per hour",
-    selectHourCounts([]),
+    selectFinishedHourCounts([]),
     { hours_start: windows.current.from, hours_end: windows.current.to },
     ['hourly_all_agents'],
   ],
   [
     "the run list's counts per hour of one agent",
-    selectHourCounts(['agent_name']),
+    selectFinishedHourCounts(['agent_name']),
     { hours_start: windows.current.from, hours_end: windows.current.to },
     ['hourly'],
   ],
   [
     "the run list's counts per hour, filtered",
-    selectHourCounts(['agent_name', 'status', 'loop_detected']),
+    selectFinishedHourCounts(['agent_name', 'status', 'loop_detected']),
     { hours_start: windows.current.from, hours_end: windows.current.to, status: 'completed', loop_detected: false },
     ['run_counts'],
   ],
