@@ -5,7 +5,7 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# argon2 and chdb ship prebuilt binaries for linux-x64/arm64 (glibc); no compiler is needed.
+# argon2, chdb and koffi ship prebuilt binaries for linux-x64/arm64 (glibc); no compiler is needed.
 # The committed lock file lacks entries for some other-platform optional binaries, which `npm ci` rejects;
 # `npm install` then installs the same locked versions.
 # Scripts wait for the sources: `prepare` is `npm run build` (the service, the PGlite template, the dashboard), run below.

@@ -15,6 +15,10 @@ const PORT = 18_083;
 const RUNS = 20_000;
 const BATCH = 1000;
 const GOALS = { startSeconds: 3, idleMiB: 400, loadedMiB: 700, stopSeconds: 3 };
+// Idle is measured this long after the start: a service idles for hours, and its first seconds still hold the pages
+// that only its start touched (it lets them go 5 s after listening: src/startup-pages.ts). Its memory once ready is
+// printed too.
+const SETTLED_MS = 10_000;
 
 /** A process's memory from /proc, in MiB: resident (anonymous and file-backed pages) and its peak. */
 function memoryOf(pid: number) {
@@ -73,6 +77,8 @@ async function main(): Promise<void> {
   const healthzSeconds = (performance.now() - startedAt) / 1000;
   const readyzSeconds = await secondsUntilReady(server.url, startedAt);
   await waitUntilIdle(server);
+  const ready = memoryOf(server.child.pid!);
+  await new Promise((resolve) => setTimeout(resolve, startedAt + SETTLED_MS - performance.now()));
   const idle = memoryOf(server.child.pid!);
   await ingestRuns(server);
   await waitUntilIdle(server);
@@ -84,7 +90,10 @@ async function main(): Promise<void> {
     `start     /healthz 200 after ${healthzSeconds.toFixed(2)} s, /readyz 200 after ${readyzSeconds.toFixed(2)} s` +
       `   (goal ≤ ${GOALS.startSeconds} s)`,
   );
-  console.log(`idle      ${formatMemory(idle)}   (goal ≤ ${GOALS.idleMiB} MiB)`);
+  console.log(`ready     ${formatMemory(ready)}`);
+  console.log(
+    `idle      ${formatMemory(idle)}, ${SETTLED_MS / 1000} s after the start   (goal ≤ ${GOALS.idleMiB} MiB)`,
+  );
   console.log(
     `${RUNS} runs and a summary   ${formatMemory(loaded)}, peak ${loaded.peak.toFixed(0)} MiB` +
       `   (goal ≤ ${GOALS.loadedMiB} MiB)`,
