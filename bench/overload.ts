@@ -215,8 +215,9 @@ async function reads(projectId: string, token: string, until: number) {
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
         slowest.set(status, Math.max(slowest.get(status) ?? 0, Date.now() - startedAt));
         if (res?.status === 503 && !res.headers.get('retry-after')) missingRetryAfter += 1;
-        // A refused read is retried after a moment, as the dashboard does, not at once.
-        if (res?.status === 503) await sleep(250);
+        // A refused read is asked again after the Retry-After it was given, as the dashboard does (src/dashboard/web/
+        // api.ts), not at once.
+        if (res?.status === 503) await sleep(1000 * (Number(res.headers.get('retry-after')) || 1));
       }
     }),
   );
