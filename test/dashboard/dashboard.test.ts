@@ -330,7 +330,12 @@ describeInBrowser('the dashboard, in Chromium', () => {
     });
 
     // Evaluation rounds: the rule fires half an hour ago and again now; the notifier delivers.
-    await app.alerts.evaluateRound(new Date(now - 30 * 60_000), { projectIds: [projectID] });
+    // The round's own account first, so that a failure says whether the rule was read, errored or did not fire.
+    expect(await app.alerts.evaluateRound(new Date(now - 30 * 60_000), { projectIds: [projectID] })).toMatchObject({
+      skipped: false,
+      errors: 0,
+      events: 1,
+    });
     await app.notifier.deliverDue(app.clock.now(), { projectId: projectID });
     expect(received.filter((request) => request.path === '/hook')).toHaveLength(1);
     expect(received.filter((request) => request.path === '/fail')).toHaveLength(1);
