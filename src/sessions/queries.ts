@@ -15,8 +15,11 @@ export type SessionShape = 'rollups' | 'raw';
 export const SESSION_FILTERS = {
   agent_name: 'agent_name = {agent_name:String}',
   user_id: 'user_id = {user_id:String}',
-  // The page's sessions, in its second phase.
+  // The page's sessions, in its second phase, and the span of their runs in the window (from the first phase): their
+  // rows are read in that span alone, not through the session index over the whole window (which read ~6,000
+  // granules' filters for 25 sessions at 100 M runs: 950 ms).
   sessions: 'session_id IN {sessions:Array(String)}',
+  span: `timestamp >= ${timeParam('span_first')} AND timestamp <= ${timeParam('span_last')}`,
   session: 'session_id = {session_id:String}',
 } as const;
 export type SessionFilter = keyof typeof SESSION_FILTERS;
@@ -26,8 +29,8 @@ const COST = 'sum(toDecimal128(least(total_cost_usd, 1e14), 12))';
 
 /**
  * A session's partials over finished rows, in the projection's own expressions (so that ClickHouse answers them
- * from it over whole hours), then the same over live rows, which are all running. `last` alone is what a page's
- * first phase orders by.
+ * from it over whole hours), then the same over live rows, which are all running. `bounds` (a session's first and last
+ * run) is what a page's first phase reads: its order, and the span its second phase reads.
  */
 const PARTIALS = {
   finished: {
@@ -35,17 +38,17 @@ const PARTIALS = {
       countIf(loop_detected) AS p_loops, min(timestamp) AS p_first, max(timestamp) AS p_last,
       max(finished_at) AS p_last_finish, sum(total_steps) AS p_steps, sum(total_tokens) AS p_tokens,
       ${COST} AS p_cost, groupUniqArray(agent_name) AS p_agents, groupUniqArray(user_id) AS p_users`,
-    last: 'max(timestamp) AS p_last',
+    bounds: 'min(timestamp) AS p_first, max(timestamp) AS p_last',
   },
   live: {
     all: `count() AS p_runs, count() AS p_running, 0 AS p_completed,
       countIf(loop_detected) AS p_loops, min(timestamp) AS p_first, max(timestamp) AS p_last,
       toDateTime64(0, 3, 'UTC') AS p_last_finish, sum(total_steps) AS p_steps, sum(total_tokens) AS p_tokens,
       ${COST} AS p_cost, groupUniqArray(agent_name) AS p_agents, groupUniqArray(user_id) AS p_users`,
-    last: 'max(timestamp) AS p_last',
+    bounds: 'min(timestamp) AS p_first, max(timestamp) AS p_last',
   },
 } as const;
-type Partials = 'all' | 'last';
+type Partials = 'all' | 'bounds';
 
 const IN_SESSION = "session_id != ''";
 
@@ -86,9 +89,9 @@ function partialsPerSource(shape: SessionShape, partials: Partials, filters: rea
  * by id), each with the number of sessions in all, counted before the LIMIT.
  */
 export const selectSessionPage = (shape: SessionShape, filters: readonly SessionFilter[]) => sql`
-  SELECT session_id, max(p_last) AS last_run_at, count() OVER () AS total
+  SELECT session_id, min(p_first) AS first_run_at, max(p_last) AS last_run_at, count() OVER () AS total
   FROM (
-    ${partialsPerSource(shape, 'last', filters)}
+    ${partialsPerSource(shape, 'bounds', filters)}
   )
   GROUP BY session_id
   ORDER BY last_run_at DESC, session_id
@@ -100,7 +103,7 @@ export const countSessions = (shape: SessionShape, filters: readonly SessionFilt
   FROM (
     SELECT session_id
     FROM (
-      ${partialsPerSource(shape, 'last', filters)}
+      ${partialsPerSource(shape, 'bounds', filters)}
     )
     GROUP BY session_id
   )`;

@@ -114,7 +114,7 @@ export function sessionService(ch: ClickHouseStore, clock: Clock, limits: QueryL
       filters: SessionFilters,
     ): Promise<{ sessions: Session[]; total: number }> {
       const { shape, used, params } = await windowParams(projectId, window, filters);
-      const keys = await query<{ session_id: string; total: number }>(
+      const keys = await query<{ session_id: string; first_run_at: string; last_run_at: string; total: number }>(
         'sessions.page',
         q.selectSessionPage(shape, used),
         { ...params, limit: page.limit, offset: page.offset },
@@ -125,10 +125,16 @@ export function sessionService(ch: ClickHouseStore, clock: Clock, limits: QueryL
       }
       const figures = await query<FiguresRow>(
         'sessions.figures',
-        q.selectSessionFigures(shape, [...used, 'sessions']),
+        q.selectSessionFigures(shape, [...used, 'sessions', 'span']),
         {
           ...params,
           sessions: keys.map((key) => key.session_id),
+          // ClickHouse's time strings sort as the times do.
+          span_first: keys.map((key) => key.first_run_at).sort()[0],
+          span_last: keys
+            .map((key) => key.last_run_at)
+            .sort()
+            .at(-1),
         },
       );
       const now = clock.now();
