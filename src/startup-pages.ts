@@ -15,10 +15,11 @@ interface Mapping {
   permissions: string;
   path: string;
   residentKiB: number;
-  anonymousKiB: number;
+  /** The mapping's own pages (copied on write), resident (`Anonymous`) and swapped out (`Swap`). */
+  ownKiB: number;
 }
 
-/** The mappings of /proc/<pid>/smaps, with the resident and the anonymous (copied on write) KiB of each. */
+/** The mappings of /proc/<pid>/smaps, with the resident KiB of each and those of its own pages. */
 export function readMappings(smaps: string): Mapping[] {
   const mappings: Mapping[] = [];
   for (const line of smaps.split('\n')) {
@@ -31,26 +32,32 @@ export function readMappings(smaps: string): Mapping[] {
         permissions,
         path,
         residentKiB: 0,
-        anonymousKiB: 0,
+        ownKiB: 0,
       });
       continue;
     }
-    const field = /^(Rss|Anonymous):\s+(\d+) kB/.exec(line);
+    const field = /^(Rss|Anonymous|Swap):\s+(\d+) kB/.exec(line);
     const mapping = mappings.at(-1);
-    if (field && mapping) mapping[field[1] === 'Rss' ? 'residentKiB' : 'anonymousKiB'] = Number(field[2]);
+    if (!field || !mapping) continue;
+    if (field[1] === 'Rss') mapping.residentKiB = Number(field[2]);
+    else mapping.ownKiB += Number(field[2]);
   }
   return mappings;
 }
 
+/** A shared library, a native addon, or `executable`: mapped at load and for the life of the process. */
+const isLoadedCode = (path: string, executable: string) => /\.(so(\.\d+)*|node)$/.test(path) || path === executable;
+
 /**
- * A mapping of a file that cannot be written and holds no page of its own: every resident page is the file's, so
- * dropping it changes nothing but where the next read of it faults. (A writable or copied-on-write mapping would lose
- * its changes: never these.)
+ * A mapping of a library (or of the program) that cannot be written and holds no page of its own, resident or
+ * swapped out: every page of it is the file's, so dropping it changes nothing but where the next read of it faults.
+ * Only code that stays mapped: a mapping released while another thread unmaps it and maps something else there would
+ * lose that. (A writable or copied-on-write mapping, such as relocated data, would lose its changes: never these.)
  */
-export const isCleanFileMapping = (mapping: Mapping) =>
-  mapping.path.startsWith('/') &&
+export const isCleanCodeMapping = (mapping: Mapping, executable: string) =>
+  isLoadedCode(mapping.path, executable) &&
   !mapping.permissions.includes('w') &&
-  mapping.anonymousKiB === 0 &&
+  mapping.ownKiB === 0 &&
   mapping.residentKiB > 0;
 
 /** Drops this process's clean file pages from its resident set (Linux with glibc; elsewhere it does nothing). */
@@ -59,13 +66,16 @@ export async function releaseStartupPages(log: Logger): Promise<void> {
   let madvise: (start: bigint, length: number, advice: number) => number;
   try {
     const { load } = await import('koffi');
+    // The address as a 64-bit integer: the platforms chdb is built for are 64-bit.
     madvise = load('libc.so.6').func('int madvise(uint64_t start, size_t length, int advice)');
   } catch (error) {
     log.debug({ err: error }, 'memory: no glibc to release start-up pages with');
     return;
   }
   let releasedKiB = 0;
-  for (const mapping of readMappings(fs.readFileSync('/proc/self/smaps', 'utf8')).filter(isCleanFileMapping)) {
+  const executable = fs.realpathSync(process.execPath);
+  const mappings = readMappings(fs.readFileSync('/proc/self/smaps', 'utf8'));
+  for (const mapping of mappings.filter((candidate) => isCleanCodeMapping(candidate, executable))) {
     if (madvise(mapping.start, Number(mapping.end - mapping.start), MADV_DONTNEED) === 0) {
       releasedKiB += mapping.residentKiB;
     }

@@ -38,6 +38,7 @@ const STATEMENTS: Record<string, string> = {
   'runs.page-rows.live': selectPageRows(['live']),
   // Finding runs (contract §11): filters counted from rows, the text search's keys; the export, with steps.
   'runs.per-hour.search': selectFinishedHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
+  'runs.per-hour.running.search': selectLiveHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
   'runs.export.steps': selectExport({ tag: ['prod'], q: 'refund' }, 'native', true),
   'runs.export.csv': selectExport({}, 'json', false),
   // Exact percentiles from the duration projections, each step a statement per side of the window (days, hours, rows):
