@@ -60,7 +60,7 @@ export const isCleanCodeMapping = (mapping: Mapping, executable: string) =>
   mapping.ownKiB === 0 &&
   mapping.residentKiB > 0;
 
-/** Drops this process's clean file pages from its resident set (Linux with glibc; elsewhere it does nothing). */
+/** Drops the clean pages of this process's code from its resident set (Linux with glibc; elsewhere it does nothing). */
 export async function releaseStartupPages(log: Logger): Promise<void> {
   if (process.platform !== 'linux') return;
   let madvise: (start: bigint, length: number, advice: number) => number;
