@@ -105,7 +105,7 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
     readScoreMean: (...args: Parameters<typeof scores.readScoreMean>) => scores.readScoreMean(...args),
   };
   const alerts = createAlerts({ pg, clock, log, signals: alertSignals, config });
-  const scoreNames = createScoreNames({ pg });
+  const scoreNames = createScoreNames({ pg, ch });
   const ingest = createIngest({
     ch,
     writer,
@@ -115,6 +115,7 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
     prices,
     events: alerts.events,
     batchScores: scoreNames.batchScores,
+    storedScores: scoreNames.storedScores,
     config,
   });
   const scores = createScores({

@@ -101,6 +101,10 @@ function renderStatement(statement: string, layout: ClickHouseLayout, tables: Re
     return [rendered.replace(whole, head + local(source))];
   }
 
+  // A backfill runs once, on whichever node the runner reaches: through the Distributed tables on a sharded cluster,
+  // whose shards then run their own views; replicated tables copy it to their replicas.
+  if (/^INSERT INTO \w+\s/.test(rendered)) return [rendered];
+
   const alter = /^ALTER TABLE (\w+) ([\s\S]*)$/.exec(rendered);
   if (alter) {
     const [, table, change] = alter;

@@ -3,12 +3,15 @@
 // run leaves the head and is read from ClickHouse again. Rebuilt from the log at start-up.
 import { isFinished, runIdentity as identity, type LatestRunRow, type RunKey } from '../runs/store';
 import type { FinishedRunRow, LiveRunRow, StepRow, VersionedRunRow } from '../runs/tables';
+import { scorePair, type ScoreRow } from '../scores/tables';
 import type { RunWrite } from './records';
 
 interface HeadRun {
   latest: LatestRunRow | undefined;
   /** Steps by index, the newest version of each; made at the run's first step (most runs in the head have none). */
   steps: Map<number, StepRow> | undefined;
+  /** The latest score of each (name, source) pair written here, made at the run's first score. */
+  scores: Map<string, ScoreRow> | undefined;
   /** The log sequence number of the last write to touch the run: it leaves once that write is flushed. */
   lsn: number;
 }
@@ -36,7 +39,7 @@ export class RunHead {
   private entry(key: string, lsn: number): HeadRun {
     let run = this.runs.get(key);
     if (!run) {
-      run = { latest: undefined, steps: undefined, lsn };
+      run = { latest: undefined, steps: undefined, scores: undefined, lsn };
       this.runs.set(key, run);
     }
     run.lsn = Math.max(run.lsn, lsn);
@@ -62,6 +65,13 @@ export class RunHead {
       const current = run.steps.get(step.index);
       if (!current || Number(step.version) >= Number(current.version)) run.steps.set(step.index, step);
     }
+    for (const score of write.scores) {
+      const run = this.entry(identity(score.project_id, score.run_timestamp, score.run_id), lsn);
+      run.scores ??= new Map();
+      const pair = scorePair(score);
+      const current = run.scores.get(pair);
+      if (!current || Number(score.version) >= Number(current.version)) run.scores.set(pair, score);
+    }
   }
 
   /** The run's latest state, when the head holds it. */
@@ -72,6 +82,11 @@ export class RunHead {
   /** The run's steps not yet in ClickHouse. */
   steps(key: RunKey, clickHouseTime: string): StepRow[] {
     return [...(this.runs.get(identity(key.projectId, clickHouseTime, key.id))?.steps?.values() ?? [])];
+  }
+
+  /** The latest score of each pair of the run not yet in ClickHouse. */
+  scores(key: RunKey, clickHouseTime: string): ScoreRow[] {
+    return [...(this.runs.get(identity(key.projectId, clickHouseTime, key.id))?.scores?.values() ?? [])];
   }
 
   /** Runs whose every write is in ClickHouse leave the head. */

@@ -14,7 +14,7 @@ import {
   type StepRow,
   type VersionedRunRow,
 } from '../runs/tables';
-import { SCORE_COLUMNS, type ScoreRow } from '../scores/tables';
+import { REPLACEMENT_COLUMNS, REPLACES_NONE, SCORE_COLUMNS, type ScoreRow } from '../scores/tables';
 
 /** The spans of a trace being assembled (OTLP) that one export added, as `otlp_traces` keeps them. */
 export interface TraceRow {
@@ -73,27 +73,40 @@ export const RUN_TABLES: Record<
   replaced: { tag: 'R3', table: 'runs', columns: REPLACING_RUN_COLUMNS, partitionChars: 7 },
   run_steps: { tag: 'S', table: 'run_steps', columns: STEP_COLUMNS, partitionChars: 7 },
   otlp_traces: { tag: 'O', table: 'otlp_traces', columns: TRACE_COLUMNS, partitionChars: 10 },
-  scores: { tag: 'C', table: 'scores', columns: SCORE_COLUMNS, partitionChars: 7 },
+  scores: { tag: 'C2', table: 'scores', columns: SCORE_COLUMNS, partitionChars: 7 },
 };
 
 /**
  * Lines of logs written by earlier versions, which a record may still hold after an upgrade: their kind and the
  * columns they were written with. Before runs had models (schema/clickhouse/0007, tags L2, F2, R2) the run rows' lines
  * lacked that column; before they had sessions, users and tags (0006, tags L, F, R) they lacked those too. Such a line
- * reads as a run without them.
+ * reads as a run without them. Before scores said what they replace (0008, tag C), a score's line reads as one that
+ * replaces none.
  */
 const isModelsColumn = (column: string) => column === 'models';
-const LINES_BEFORE: Record<string, { table: RunTable; columns: readonly string[] }> = Object.fromEntries(
-  (['live_runs', 'runs', 'replaced'] as const).flatMap((table) => {
-    const letter = table === 'live_runs' ? 'L' : table === 'runs' ? 'F' : 'R';
-    const withLabels = RUN_TABLES[table].columns.filter((column) => !isModelsColumn(column));
-    return [
-      [`${letter}2`, { table, columns: withLabels }],
-      [letter, { table, columns: withLabels.filter((column) => !isLabelColumn(column)) }],
-    ];
-  }),
-);
-const NOT_SENT: RunLabels & Pick<RunTotals, 'models'> = { session_id: '', user_id: '', tags: [], models: [] };
+const LINES_BEFORE: Record<string, { table: RunTable; columns: readonly string[] }> = {
+  ...Object.fromEntries(
+    (['live_runs', 'runs', 'replaced'] as const).flatMap((table) => {
+      const letter = table === 'live_runs' ? 'L' : table === 'runs' ? 'F' : 'R';
+      const withLabels = RUN_TABLES[table].columns.filter((column) => !isModelsColumn(column));
+      return [
+        [`${letter}2`, { table, columns: withLabels }],
+        [letter, { table, columns: withLabels.filter((column) => !isLabelColumn(column)) }],
+      ];
+    }),
+  ),
+  C: {
+    table: 'scores',
+    columns: SCORE_COLUMNS.filter((column) => !(REPLACEMENT_COLUMNS as readonly string[]).includes(column)),
+  },
+};
+const NOT_SENT: RunLabels & Pick<RunTotals, 'models'> & typeof REPLACES_NONE = {
+  session_id: '',
+  user_id: '',
+  tags: [],
+  models: [],
+  ...REPLACES_NONE,
+};
 
 /** An older line in the current format of its kind: the columns it lacks take their "none". */
 function upgradeLine(written: { table: RunTable; columns: readonly string[] }, line: string): string {

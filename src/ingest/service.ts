@@ -34,7 +34,7 @@ import type { RunWrite } from './records';
 import { batchItem, MAX_RUN_TAGS, type BatchItem, type FinishInput, type StartInput, type StepInput } from './schemas';
 import type { RunWriter } from './writer';
 import type { ScoreInput } from '../scores/model';
-import type { ScoreRow } from '../scores/tables';
+import { replacing, type EarlierScore, type ScoreRow } from '../scores/tables';
 
 /** What other capabilities hear from ingest (alerts checks per-run rules on these). */
 export interface IngestEvents {
@@ -59,6 +59,8 @@ export interface IngestServiceDependencies {
   events?: IngestEvents;
   /** How a batch item's scores become rows (the scores capability, which checks each name's type). */
   batchScores: BatchScores;
+  /** The latest stored score of each (name, source) of some runs: what a new score of the pair replaces. */
+  storedScores: (projectId: string, keys: readonly RunKey[]) => Promise<EarlierScore[]>;
 }
 
 /** A batch item's scores, with the run they judge. */
@@ -100,6 +102,7 @@ export function ingestService(dependencies: IngestServiceDependencies) {
     missRetryMs,
     events,
     batchScores,
+    storedScores,
   } = dependencies;
   // Steps and finish calls read their run first: in the head when it has writes not yet flushed, else in
   // ClickHouse, where concurrent lookups share one query.
@@ -121,6 +124,22 @@ export function ingestService(dependencies: IngestServiceDependencies) {
     }
   }
   const runLock = new KeyedLock();
+
+  /**
+   * Scores as they are written: each says which earlier score of its pair it replaces, the latest among those not yet
+   * flushed (looked at first: a write leaves the head only once it is in ClickHouse) and those stored of the runs of
+   * `stored`. Called under the runs' locks, so that two writes of one pair cannot both replace the same score.
+   */
+  async function withReplacements(projectId: string, rows: ScoreRow[], stored: readonly RunKey[]) {
+    const runKeys = new Map(
+      rows.map((row) => [
+        `${row.run_id}/${row.run_timestamp}`,
+        { projectId, id: row.run_id, timestamp: fromClickHouseTime(row.run_timestamp) },
+      ]),
+    );
+    const unflushed = [...runKeys.values()].flatMap((key) => writer.unflushedScores(key));
+    return replacing([...unflushed, ...(await storedScores(projectId, stored))], rows);
+  }
 
   // Listeners run after the acknowledgement is decided; their failures are theirs, never the client's.
   const emit = (event: keyof IngestEvents, run: Run) => {
@@ -298,7 +317,7 @@ export function ingestService(dependencies: IngestServiceDependencies) {
       };
       const starts: { index: number; row: LiveRunRow }[] = [];
       const whole: { index: number; key: RunKey; item: WholeRunItem; finishedAt: Date; clientChosenId: boolean }[] = [];
-      const scored: (ScoredRun & { index: number })[] = [];
+      const scored: (ScoredRun & { index: number; clientChosenId: boolean })[] = [];
       for (const [index, raw] of items.entries()) {
         try {
           const parsed = batchItem.safeParse(raw);
@@ -312,7 +331,14 @@ export function ingestService(dependencies: IngestServiceDependencies) {
             whole.push({ index, key, item, finishedAt, clientChosenId: item.id !== undefined });
           } else starts.push({ index, row: liveRow(projectId, id, timestamp, item) });
           if (item.scores)
-            scored.push({ index, key, agentName: item.agent_name, scores: item.scores, path: `runs.${index}.scores` });
+            scored.push({
+              index,
+              key,
+              agentName: item.agent_name,
+              scores: item.scores,
+              path: `runs.${index}.scores`,
+              clientChosenId: item.id !== undefined,
+            });
           results.push({ id, timestamp: timestamp.toISOString() });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
@@ -328,9 +354,13 @@ export function ingestService(dependencies: IngestServiceDependencies) {
       const accepted = <T extends { index: number }>(entries: T[]) =>
         entries.filter(({ index }) => !('error' in results[index]));
       const startRows = accepted(starts);
-      // Runs whose id the client chose may be in flight elsewhere (a retry, a finish): they take the finish's lock.
+      // Runs whose id the client chose may be in flight elsewhere (a retry, a finish, scores): they take the finish's
+      // lock. Their scores may replace scores stored before; a run whose id is new has none.
       const wholeRuns = accepted(whole);
-      const retriableKeys = wholeRuns.filter((run) => run.clientChosenId).map((run) => lockKey(run.key));
+      const rescored = accepted(scored).filter((run) => run.clientChosenId);
+      const retriableKeys = [...wholeRuns.filter((run) => run.clientChosenId), ...rescored].map((run) =>
+        lockKey(run.key),
+      );
       const finishedRows = await runLock.runAll(retriableKeys, async () => {
         // A run recorded before (a retried batch) was recorded with its scores: neither is written again.
         const fresh = (await unrecordedRuns(wholeRuns)).map((run) => ({
@@ -347,7 +377,11 @@ export function ingestService(dependencies: IngestServiceDependencies) {
             key.timestamp,
           );
         });
-        const scores = [...startRows, ...fresh].flatMap(({ index }) => scoreRows.get(index) ?? []);
+        const scores = await withReplacements(
+          projectId,
+          [...startRows, ...fresh].flatMap(({ index }) => scoreRows.get(index) ?? []),
+          rescored.map((run) => run.key),
+        );
         if (startRows.length + rows.length > 0)
           await write(projectId, {
             live: startRows.map(({ row }) => row),
@@ -367,9 +401,13 @@ export function ingestService(dependencies: IngestServiceDependencies) {
     /** A run in its latest state (the head's, else ClickHouse's), waited for while young: for scores (contract §10). */
     findRun: findLatest,
 
-    /** Scores of runs, durable as every ingest write: one record of the log. */
-    async writeScores(projectId: string, scores: ScoreRow[]): Promise<void> {
-      await write(projectId, { scores });
+    /** A run's scores, durable as every ingest write (one record of the log): the rows as written. */
+    writeScores(key: RunKey, scores: ScoreRow[]): Promise<ScoreRow[]> {
+      return runLock.run(lockKey(key), async () => {
+        const rows = await withReplacements(key.projectId, scores, [key]);
+        await write(key.projectId, { scores: rows });
+        return rows;
+      });
     },
 
     /**

@@ -9,6 +9,7 @@ import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { readTimeLeftMs } from '../db/read-scope';
 import type { LatestRunRow, RunKey } from '../runs/store';
 import type { StepRow } from '../runs/tables';
+import type { ScoreRow } from '../scores/tables';
 import { Batcher } from './batcher';
 import { Flusher } from './flusher';
 import { RunHead } from './head';
@@ -56,6 +57,8 @@ export interface RunWriter {
   latest(key: RunKey): LatestRunRow | undefined;
   /** A run's steps not yet in ClickHouse. */
   unflushedSteps(key: RunKey): StepRow[];
+  /** The latest score of each (name, source) of a run, of those not yet in ClickHouse. */
+  unflushedScores(key: RunKey): ScoreRow[];
   /** Resolves once every write acknowledged for the project before the call is in ClickHouse (read-your-writes). */
   flushed(projectId: string): Promise<void>;
   /** Resolves once every write acknowledged before the call is in ClickHouse, whatever its project. */
@@ -190,6 +193,7 @@ export function openLogWriter({
     },
     latest: (key) => head.latest(key, time(key)),
     unflushedSteps: (key) => head.steps(key, time(key)),
+    unflushedScores: (key) => head.scores(key, time(key)),
     flushed: (projectId) => flushUpTo(lastAcknowledged.get(projectId) ?? 0),
     flushedAll: () => flushUpTo(lastLsn),
     backlog,
@@ -218,6 +222,7 @@ export function directWriter(ch: ClickHouseStore, flushMaxRows: number): RunWrit
     write: async (write) => void (await inserts.submit([encodeWrite(write)])),
     latest: () => undefined,
     unflushedSteps: () => [],
+    unflushedScores: () => [],
     flushed: async () => undefined,
     flushedAll: async () => undefined,
     backlog: () => ({ rows: 0, bytes: 0, oldestAgeMs: 0, replayed: true }),

@@ -107,13 +107,15 @@ const [PREVIOUS_START, PREVIOUS_END, CURRENT_START, CURRENT_END] = [
 ].map(timeParam);
 
 /**
- * Finished rows outside the whole hours: the partial hours at the windows' edges. The previous window's whole
- * hours end before the current window's begin, so the rest is three ranges of the primary key.
+ * Rows outside the whole hours, by their start time `column`: the partial hours at the windows' edges. The previous
+ * window's whole hours end before the current window's begin, so the rest is three ranges of the primary key.
  */
-export const OUTSIDE_WHOLE_HOURS = sql`
-  (timestamp < ${PREVIOUS_START}
-    OR (timestamp >= ${PREVIOUS_END} AND timestamp < ${CURRENT_START})
-    OR timestamp >= ${CURRENT_END})`;
+export const outsideWholeHours = (column: string) => sql`
+  (${column} < ${PREVIOUS_START}
+    OR (${column} >= ${PREVIOUS_END} AND ${column} < ${CURRENT_START})
+    OR ${column} >= ${CURRENT_END})`;
+/** Finished rows of `runs` outside the whole hours. */
+export const OUTSIDE_WHOLE_HOURS = outsideWholeHours('timestamp');
 
 /**
  * The run_* columns of the measures (window-runs.ts) over the finished rows of `runs`, with the hour for the start
@@ -142,19 +144,23 @@ const [PREVIOUS_DAYS_START, PREVIOUS_DAYS_END, CURRENT_DAYS_START, CURRENT_DAYS_
   'current_days_end',
 ].map(timeParam);
 
-/** The whole days of both windows, in the terms of AS_DAILY_ROLLUP_COLUMNS. */
-export const IN_WHOLE_DAYS = sql`
+/** The whole days of both windows, by a daily rollup's day `column`. */
+export const inWholeDays = (column: string) => sql`
   project_id = {project_id:UUID}
-    AND ((run_timestamp >= ${PREVIOUS_DAYS_START} AND run_timestamp < ${PREVIOUS_DAYS_END})
-      OR (run_timestamp >= ${CURRENT_DAYS_START} AND run_timestamp < ${CURRENT_DAYS_END}))`;
+    AND ((${column} >= ${PREVIOUS_DAYS_START} AND ${column} < ${PREVIOUS_DAYS_END})
+      OR (${column} >= ${CURRENT_DAYS_START} AND ${column} < ${CURRENT_DAYS_END}))`;
+/** The whole days of both windows, in the terms of AS_DAILY_ROLLUP_COLUMNS. */
+export const IN_WHOLE_DAYS = inWholeDays('run_timestamp');
 
 /**
- * The whole hours of both windows outside their whole days (the hours of the days at their edges), in the terms of
- * AS_ROLLUP_COLUMNS: four ranges of an hourly projection's primary key.
+ * The whole hours of both windows outside their whole days (the hours of the days at their edges), by an hourly
+ * rollup's hour `column`: four ranges of its primary key.
  */
-export const IN_WHOLE_HOURS_OUTSIDE_DAYS = sql`
+export const inWholeHoursOutsideDays = (column: string) => sql`
   project_id = {project_id:UUID}
-    AND ((run_timestamp >= ${PREVIOUS_START} AND run_timestamp < ${PREVIOUS_DAYS_START})
-      OR (run_timestamp >= ${PREVIOUS_DAYS_END} AND run_timestamp < ${PREVIOUS_END})
-      OR (run_timestamp >= ${CURRENT_START} AND run_timestamp < ${CURRENT_DAYS_START})
-      OR (run_timestamp >= ${CURRENT_DAYS_END} AND run_timestamp < ${CURRENT_END}))`;
+    AND ((${column} >= ${PREVIOUS_START} AND ${column} < ${PREVIOUS_DAYS_START})
+      OR (${column} >= ${PREVIOUS_DAYS_END} AND ${column} < ${PREVIOUS_END})
+      OR (${column} >= ${CURRENT_START} AND ${column} < ${CURRENT_DAYS_START})
+      OR (${column} >= ${CURRENT_DAYS_END} AND ${column} < ${CURRENT_END}))`;
+/** The whole hours of both windows outside their whole days, in the terms of AS_ROLLUP_COLUMNS. */
+export const IN_WHOLE_HOURS_OUTSIDE_DAYS = inWholeHoursOutsideDays('run_timestamp');

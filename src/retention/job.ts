@@ -19,6 +19,9 @@ const TABLES = [
   { table: 'live_runs', start: 'timestamp' },
   { table: 'scores', start: 'run_timestamp' },
   { table: 'latest_scores', start: 'run_timestamp' },
+  // A rollup's hour (day) holding a cutoff goes whole: reads take the retained part of it from the scores.
+  { table: 'score_rollups', start: 'run_hour' },
+  { table: 'daily_score_rollups', start: 'run_day' },
 ] as const;
 
 const SELECT_RETENTIONS = 'SELECT id, retention_days FROM projects';

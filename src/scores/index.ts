@@ -8,12 +8,15 @@ import type { RetainedFrom } from '../retention/cutoffs';
 import type { FlushBarrier, RunKey } from '../runs/store';
 import { scoreNameRegistry, type ScoreNameRegistry } from './registry';
 import { scoreRoutes } from './routes';
-import { batchScoreRows, scoreService, type ScoreIngest, type ScoreScope } from './service';
+import { batchScoreRows, scoreService, storedScores, type ScoreIngest, type ScoreScope } from './service';
 
-/** The score names of every project with their types; and how a batch item's scores become rows (for ingest). */
-export function createScoreNames({ pg }: { pg: PostgresStore }) {
+/**
+ * What ingest needs of scores: the score names of every project with their types, how a batch item's scores become
+ * rows, and the stored scores a new one may replace.
+ */
+export function createScoreNames({ pg, ch }: { pg: PostgresStore; ch: ClickHouseStore }) {
   const registry = scoreNameRegistry(pg);
-  return { registry, batchScores: batchScoreRows(registry) };
+  return { registry, batchScores: batchScoreRows(registry), storedScores: storedScores(ch) };
 }
 
 export interface ScoresDependencies {

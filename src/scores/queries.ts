@@ -1,7 +1,9 @@
 // SQL of the scores (ClickHouse): a run's scores, the per-name report over a window and the one before it, and the
 // score_mean signal. Values always travel as bound parameters; the only variable text is fixed fragments (filters).
-// The report and the signal read `latest_scores` (schema/clickhouse/0006): the latest score of each (run, name,
-// source), which FINAL resolves by merging sorted parts.
+// They count the latest score of each (run, name, source): the report from rollups of those (schema/clickhouse/0008)
+// and `latest_scores` at its windows' edges, the signal from `latest_scores` (0006), which FINAL resolves by merging
+// sorted parts.
+import { inWholeDays, inWholeHoursOutsideDays, outsideWholeHours } from '../reports/rollups';
 import { andEach, sql } from '../reports/sql';
 import { columnList } from '../runs/tables';
 import { SCORE_COLUMNS } from './tables';
@@ -13,6 +15,17 @@ export const SELECT_RUN_SCORES = `
   WHERE project_id = {project_id:UUID} AND run_timestamp = {run_timestamp:DateTime64(3, 'UTC')}
     AND run_id = {run_id:UUID}
   ORDER BY created_at, version`;
+
+/**
+ * The latest score of each (name, source) of some runs, stored: what a new score of the pair replaces. The runs'
+ * keys travel as two arrays; a row of a run not asked for (an id of one key with the time of another) is dropped by
+ * the caller.
+ */
+export const SELECT_LATEST_OF_RUNS = `
+  SELECT run_timestamp, run_id, name, source, value, label, version
+  FROM latest_scores FINAL
+  WHERE project_id = {project_id:UUID} AND run_timestamp IN {run_timestamps:Array(DateTime64(3, 'UTC'))}
+    AND run_id IN {run_ids:Array(UUID)}`;
 
 /** Fixed filters over the scored runs, picked by name. */
 export const SCORE_FILTERS = {
@@ -40,24 +53,63 @@ const latestScores = (filters: readonly ScoreFilter[]) => sql`
     AND run_timestamp >= {window_start:DateTime64(3, 'UTC')}
     AND run_timestamp < {window_end:DateTime64(3, 'UTC')}${andEach(filters.map((filter) => SCORE_FILTERS[filter]))}`;
 
+/** Fixed filters of the score rollups (schema/clickhouse/0008), which know the name and agent, not the user. */
+const ROLLUP_FILTERS = { name: SCORE_FILTERS.name, agent_name: SCORE_FILTERS.agent_name } as const;
+export type RollupFilter = keyof typeof ROLLUP_FILTERS;
+
 /**
- * Per name with scores in the current window, over both windows (told apart by current_start): counts, means (true
- * is 1), the exact median of numeric values (as the reports' percentiles: quantileExactInclusive) and each label's
- * count of categorical ones. A name's data type never changes, so any row's is the name's.
+ * The latest scores of both windows as counts of each value (numeric, boolean as 1/0) or label (categorical) per
+ * name, with the window they count in (is_current): whole days from the daily rollup, the other whole hours from the
+ * hourly one, the partial hours at the windows' edges from `latest_scores`. Every range is empty but those a window
+ * holds, so a short window reads its rows alone.
  */
-export const selectScoreReport = (filters: readonly ScoreFilter[]) => sql`
+const countedValues = (filters: readonly RollupFilter[]) => {
+  const filtered = andEach(filters.map((filter) => ROLLUP_FILTERS[filter]));
+  return sql`
+    SELECT name, data_type, value, label, run_day >= {current_start:DateTime64(3, 'UTC')} AS is_current, scores
+    FROM daily_score_rollups
+    WHERE ${inWholeDays('run_day')}${filtered}
+    UNION ALL
+    SELECT name, data_type, value, label, run_hour >= {current_start:DateTime64(3, 'UTC')} AS is_current, scores
+    FROM score_rollups
+    WHERE ${inWholeHoursOutsideDays('run_hour')}${filtered}
+    UNION ALL
+    SELECT name, data_type, value, label, run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current,
+           toInt64(1) AS scores
+    FROM latest_scores FINAL
+    WHERE project_id = {project_id:UUID}${filtered}
+      AND run_timestamp >= {window_start:DateTime64(3, 'UTC')}
+      AND run_timestamp < {window_end:DateTime64(3, 'UTC')}
+      AND ${outsideWholeHours('run_timestamp')}`;
+};
+
+/**
+ * Per name with scores in the current window, over both windows: counts, means (true is 1), the exact median of
+ * numeric values and each label's count of categorical ones. The median is the reports' percentile (linear
+ * interpolation between the values at ranks floor and ceil of (n − 1) / 2, as quantileExactInclusive), found in the
+ * values sorted with their counts: the first value whose running count passes a rank is the value at that rank. A
+ * name's data type never changes, so any row's is the name's.
+ */
+export const selectScoreReport = (filters: readonly RollupFilter[]) => sql`
   SELECT name, any(data_type) AS type,
-    countIf(is_current) AS count,
-    countIf(NOT is_current) AS prev_count,
-    avgIf(value, is_current) AS mean,
-    avgIf(value, NOT is_current) AS prev_mean,
-    quantileExactInclusiveIf(0.5)(value, is_current) AS p50,
-    sumMapIf([label], [toUInt64(1)], is_current AND data_type = 'categorical') AS labels
+    sumIf(weight, is_current) AS count,
+    sumIf(weight, NOT is_current) AS prev_count,
+    sumIf(value * weight, is_current) / count AS mean,
+    sumIf(value * weight, NOT is_current) / prev_count AS prev_mean,
+    arraySort(groupArrayIf((value, weight), is_current AND data_type = 'numeric')) AS distribution,
+    arrayCumSum(arrayMap(counted -> counted.2, distribution)) AS running_counts,
+    (count - 1) / 2 AS middle,
+    distribution[arrayFirstIndex(running -> running > floor(middle), running_counts)].1 AS below,
+    distribution[arrayFirstIndex(running -> running > ceil(middle), running_counts)].1 AS above,
+    below + (middle - floor(middle)) * (above - below) AS p50,
+    sumMapIf([label], [weight], is_current AND data_type = 'categorical') AS labels
   FROM (
-    SELECT *, run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current
+    SELECT name, data_type, value, label, is_current, sum(scores) AS weight
     FROM (
-      ${latestScores(filters)}
+      ${countedValues(filters)}
     )
+    GROUP BY name, data_type, value, label, is_current
+    HAVING weight != 0
   )
   GROUP BY name
   HAVING count > 0

@@ -7,17 +7,34 @@ import { uuidv7 } from '../ids';
 import { nextVersion } from '../ingest/derive';
 import type { ScoredRun } from '../ingest/service';
 import type { RetainedFrom } from '../retention/cutoffs';
+import { wholeHourParams } from '../reports/rollups';
 import { retainedPart, type TimeRange } from '../reports/window-runs';
 import type { LatestRunRow, RunKey } from '../runs/store';
 import { dataTypeOf, type Score, type ScoreDataType, type ScoreInput, type ScoreSource } from './model';
 import * as q from './queries';
 import type { ScoreNameRegistry, TypedScore } from './registry';
-import { toScore, type ScoreRow } from './tables';
+import { REPLACES_NONE, toScore, type EarlierScore, type ScoreRow } from './tables';
 
 /** What scores use of ingest: the run lookup of steps and finish calls, and the durable write. */
 export interface ScoreIngest {
   findRun(key: RunKey): Promise<LatestRunRow | undefined>;
-  writeScores(projectId: string, scores: ScoreRow[]): Promise<void>;
+  /** Writes a run's scores, each saying which earlier one it replaces: the rows as written. */
+  writeScores(key: RunKey, scores: ScoreRow[]): Promise<ScoreRow[]>;
+}
+
+/** The latest stored score of each pair of some runs of a project (ingest looks them up under the runs' locks). */
+export function storedScores(ch: ClickHouseStore) {
+  return async (projectId: string, keys: readonly RunKey[]): Promise<EarlierScore[]> => {
+    if (keys.length === 0) return [];
+    const times = keys.map((key) => toClickHouseTime(key.timestamp));
+    const asked = new Set(keys.map((key, i) => `${key.id}\n${times[i]}`));
+    const rows = await ch.query<EarlierScore>({
+      name: 'scores.latest_of_runs',
+      sql: q.SELECT_LATEST_OF_RUNS,
+      params: { project_id: projectId, run_timestamps: times, run_ids: keys.map((key) => key.id) },
+    });
+    return rows.filter((row) => asked.has(`${row.run_id}\n${row.run_timestamp}`));
+  };
 }
 
 export interface ScoreReportEntry {
@@ -67,6 +84,7 @@ export function scoreRowsOf(
       label: typeof score.value === 'string' ? score.value : '',
       comment: score.comment ?? '',
       created_at: createdAt,
+      ...REPLACES_NONE,
     };
   });
 }
@@ -138,8 +156,7 @@ export function scoreService({ ch, clock, registry, ingest, retainedFrom, limits
       if (!run) throw notFound('run');
       await registry.check(key.projectId, typed(scores, 'scores'));
       const rows = scoreRowsOf({ key, agentName: run.agent_name }, scores, defaultSource, clock.now());
-      await ingest.writeScores(key.projectId, rows);
-      return rows.map(toScore);
+      return (await ingest.writeScores(key, rows)).map(toScore);
     },
 
     /** A run's scores, oldest first; the run must exist (its scores are read after it is found). */
@@ -162,12 +179,13 @@ export function scoreService({ ch, clock, registry, ingest, retainedFrom, limits
       const start = await retainedFrom(projectId);
       const previous = retainedPart(windows.previous, start);
       const current = retainedPart(windows.current, start);
-      const filters: q.ScoreFilter[] = agentName === undefined ? [] : ['agent_name'];
+      const filters: q.RollupFilter[] = agentName === undefined ? [] : ['agent_name'];
       const rows = await query<ReportRow>('scores.report', q.selectScoreReport(filters), {
         project_id: projectId,
         window_start: toClickHouseTime(previous.from),
         current_start: toClickHouseTime(current.from),
         window_end: toClickHouseTime(current.to),
+        ...wholeHourParams(previous, current),
         ...(agentName === undefined ? {} : { agent_name: agentName }),
       });
       return rows.map(toReportEntry);

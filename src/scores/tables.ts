@@ -23,7 +23,16 @@ export interface ScoreRow {
   /** '' when there is none. */
   comment: string;
   created_at: string;
+  /** 1 when the score replaces an earlier one of its (run, name, source), whose value and label follow; else 0. */
+  replaces: 0 | 1;
+  replaced_value: number;
+  replaced_label: string;
 }
+
+/** The columns that say what a score replaces (schema/clickhouse/0008), which older log lines lack. */
+export const REPLACEMENT_COLUMNS = ['replaces', 'replaced_value', 'replaced_label'] as const;
+/** A score that replaces none: what the rollups count once (and an older log line's score reads as). */
+export const REPLACES_NONE = { replaces: 0, replaced_value: 0, replaced_label: '' } as const;
 
 // It starts with the run's start time, the table's partition key: the ingest log's flusher reads a line's partition
 // off its first characters.
@@ -41,7 +50,11 @@ export const SCORE_COLUMNS = [
   'label',
   'comment',
   'created_at',
+  ...REPLACEMENT_COLUMNS,
 ] as const satisfies readonly (keyof ScoreRow)[];
+
+/** The pair of a run's scores of which the latest counts in reports (contract §10): its name and source. */
+export const scorePair = (score: Pick<ScoreRow, 'name' | 'source'>) => `${score.name}\n${score.source}`;
 
 /** A score's value as the API shows it: a number, true/false, or a label. */
 function valueOf(row: Pick<ScoreRow, 'data_type' | 'value' | 'label'>): Score['value'] {
@@ -61,4 +74,31 @@ export function toScore(row: ScoreRow): Score {
     comment: row.comment === '' ? null : row.comment,
     created_at: fromClickHouseTime(row.created_at).toISOString(),
   };
+}
+
+/** What a score replaces of an earlier one of its pair: enough to find the pair, order it, and take it out. */
+export type EarlierScore = Pick<
+  ScoreRow,
+  'run_timestamp' | 'run_id' | 'name' | 'source' | 'value' | 'label' | 'version'
+>;
+
+const pairOfRun = (score: EarlierScore) => `${score.run_id}\n${score.run_timestamp}\n${scorePair(score)}`;
+
+/**
+ * Scores as written, each saying which earlier score of its pair it replaces, so that the rollups take that one out
+ * (schema/clickhouse/0008): the latest of `earlier` (those stored and those not yet flushed), or a score before it
+ * in `rows`.
+ */
+export function replacing(earlier: readonly EarlierScore[], rows: readonly ScoreRow[]): ScoreRow[] {
+  const latest = new Map<string, EarlierScore>();
+  for (const score of earlier) {
+    const current = latest.get(pairOfRun(score));
+    if (!current || Number(score.version) > Number(current.version)) latest.set(pairOfRun(score), score);
+  }
+  return rows.map((row) => {
+    const before = latest.get(pairOfRun(row));
+    latest.set(pairOfRun(row), row);
+    if (!before) return row;
+    return { ...row, replaces: 1, replaced_value: Number(before.value), replaced_label: before.label };
+  });
 }

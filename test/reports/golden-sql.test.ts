@@ -15,6 +15,7 @@ import {
   selectPageRows,
 } from '../../src/reports/run-list';
 import { selectScopedSignals } from '../../src/reports/signals';
+import { selectScoreReport } from '../../src/scores/queries';
 
 const GOLDEN = path.join(__dirname, 'golden');
 
@@ -58,6 +59,8 @@ const STATEMENTS: Record<string, string> = {
   'signals.scoped.all': selectScopedSignals('all'),
   'signals.scoped.agents': selectScopedSignals('agents'),
   'signals.scoped.both': selectScopedSignals('both'),
+  // The score report (contract §10): rollups of the latest scores, and their rows at the windows' edges.
+  'scores.report.agent': selectScoreReport(['agent_name']),
 };
 
 const update = process.env.UPDATE_GOLDEN === '1';
