@@ -2,7 +2,9 @@
 // Agent run, in CSV, JSON Lines or Parquet. ClickHouse writes the file in its own output format and the bytes go to
 // the response as they come (db/clickhouse.ts `stream`): no row is assembled here, and the service's memory does not
 // grow with the export.
-import type { ClickHouseStore, QueryLimits } from '../db/clickhouse';
+import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
+import type { RunQuery } from './durations';
+import { pageHours, readHourCounts } from './run-list';
 import { EITHER_TABLE_SELECT } from '../runs/tables';
 import { hourWindowParams } from './rollups';
 import { filterParams, runFilters, usedFilters, type RunFilterValues } from './run-filters';
@@ -101,7 +103,10 @@ const EXPORT_KEY = '(timestamp, UUIDToNum(id))';
  * kept in memory (a sort with a limit does not spill), so the sort runs twice: over the keys alone, for `last`, the
  * key of the {limit}-th run (the least of the first {limit}: the least of all when fewer match, and the zero key when
  * none does); then over the whole rows from `last` on, which are {limit} at most, without a limit, so it spills to
- * disk past its threshold (EXPORT_SETTINGS).
+ * disk past its threshold (EXPORT_SETTINGS). The keys' sort itself holds what it is given, so it is given only the
+ * newest hours that hold {limit} matching runs ({newest_hours_from}, from the runs list's counts per hour: newestHours)
+ * — the newest million of 100 M runs sorts about a million keys, not the window's hundred million (its memory at
+ * 100 M runs, in-process: +543–587 → +150–153 MiB).
  */
 export const selectExport = (filters: RunFilterValues, arrays: 'native' | 'json', withSteps: boolean) => {
   const used = usedFilters(filters);
@@ -116,7 +121,10 @@ export const selectExport = (filters: RunFilterValues, arrays: 'native' | 'json'
   return sql`
     WITH
       (SELECT min(${EXPORT_KEY}) FROM (
-        SELECT timestamp, id FROM (${matching({ runs: 'timestamp, id', live_runs: 'timestamp, id' })})
+        SELECT timestamp, id FROM (${matching(
+          { runs: 'timestamp, id', live_runs: 'timestamp, id' },
+          `\n AND timestamp >= ${timeParam('newest_hours_from')}`,
+        )})
         ORDER BY ${EXPORT_ORDER}
         LIMIT {limit:UInt64})) AS last,
       exported AS (
@@ -154,9 +162,27 @@ export interface ExportRequest {
   filters: RunFilterValues;
 }
 
+/**
+ * The start of the newest hours that hold the export's {limit} matching runs, by the runs list's counts per hour;
+ * the window's start when fewer match. Runs stored after the counts only add to those hours (a run stored meanwhile
+ * with an older start is one of fewer than {limit}, which read the whole window).
+ */
+async function newestHoursFrom(
+  query: RunQuery,
+  projectId: string,
+  window: TimeRange,
+  request: ExportRequest,
+  now: Date,
+): Promise<Date> {
+  const { counts, total } = await readHourCounts(query, projectId, window, request.filters, now);
+  const { hours } = pageHours(counts, { offset: 0, limit: request.limit });
+  return total < request.limit || hours.length === 0 ? window.from : fromClickHouseTime(hours.at(-1)!);
+}
+
 /** The export's bytes, streamed from ClickHouse; rejects before any byte when the statement is refused. */
-export function streamExport(
+export async function streamExport(
   ch: ClickHouseStore,
+  query: RunQuery,
   limits: QueryLimits,
   projectId: string,
   window: TimeRange,
@@ -164,6 +190,7 @@ export function streamExport(
   now: Date,
 ) {
   const used = usedFilters(request.filters);
+  const cut = await newestHoursFrom(query, projectId, window, request, now);
   return ch.stream({
     name: 'reports.export_runs',
     sql: selectExport(request.filters, request.format === 'csv' ? 'json' : 'native', request.includeSteps),
@@ -171,6 +198,7 @@ export function streamExport(
       ...hourWindowParams(projectId, window, now, true),
       ...filterParams(request.filters, used),
       limit: request.limit,
+      newest_hours_from: toClickHouseTime(cut),
     },
     format: EXPORT_FORMATS[request.format].format,
     limits,

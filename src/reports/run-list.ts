@@ -159,7 +159,7 @@ export interface Page {
 }
 
 /** How many runs match in an hour (its start, as ClickHouse writes it). */
-type HourCount = { hour: string; runs: number };
+export type HourCount = { hour: string; runs: number };
 /** A key of a page: a finished or a running run's. */
 type PageKey = { timestamp: string; id: string; live: boolean | number };
 /** A page's row: a finished run, or a running one with placeholders for the finished columns. */
@@ -194,6 +194,38 @@ export function pageHours(counts: readonly HourCount[], { offset, limit }: Page)
   return { hours, skipped };
 }
 
+/** The parameters of the list's statements: the window, its whole hours (unless counted by rows), the filters. */
+function listParams(projectId: string, window: TimeRange, filters: RunFilterValues, now: Date) {
+  const used = usedFilters(filters);
+  return {
+    used,
+    params: { ...hourWindowParams(projectId, window, now, countedByRows(used)), ...filterParams(filters, used) },
+  };
+}
+
+/**
+ * How many runs of the window match the filters, per hour, newest hour first (the finished runs' and the running
+ * runs' counts, read at once and added up), and in all.
+ */
+export async function readHourCounts(
+  query: RunQuery,
+  projectId: string,
+  window: TimeRange,
+  filters: RunFilterValues,
+  now: Date,
+): Promise<{ counts: HourCount[]; total: number }> {
+  const { used, params } = listParams(projectId, window, filters, now);
+  const counts = sumByHour(
+    (
+      await Promise.all([
+        query<HourCount>('reports.runs_per_hour', selectFinishedHourCounts(used), params),
+        query<HourCount>('reports.running_runs_per_hour', selectLiveHourCounts(used), params),
+      ])
+    ).flat(),
+  );
+  return { counts, total: counts.reduce((sum, { runs }) => sum + runs, 0) };
+}
+
 /** A page of the runs of a window that match the filters, newest first, and how many match in all. */
 export async function readRunPage(
   query: RunQuery,
@@ -203,22 +235,8 @@ export async function readRunPage(
   filters: RunFilterValues,
   now: Date,
 ): Promise<{ runs: Run[]; total: number }> {
-  const used = usedFilters(filters);
-  const params = {
-    ...hourWindowParams(projectId, window, now, countedByRows(used)),
-    ...filterParams(filters, used),
-  };
-  const readCounts = async () => {
-    const counts = sumByHour(
-      (
-        await Promise.all([
-          query<HourCount>('reports.runs_per_hour', selectFinishedHourCounts(used), params),
-          query<HourCount>('reports.running_runs_per_hour', selectLiveHourCounts(used), params),
-        ])
-      ).flat(),
-    );
-    return { counts, total: counts.reduce((sum, { runs }) => sum + runs, 0) };
-  };
+  const { used, params } = listParams(projectId, window, filters, now);
+  const readCounts = () => readHourCounts(query, projectId, window, filters, now);
   if (page.offset === 0 && used.length === 0) {
     // The page's rows follow its keys while the counts are still read.
     const [{ total }, runs] = await Promise.all([

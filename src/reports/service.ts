@@ -267,7 +267,7 @@ export function reportService(
      */
     async exportRuns(projectId: string, sent: TimeRange, request: ExportRequest) {
       const window = retainedPart(sent, await retainedFrom(projectId));
-      return streamExport(ch, { ...limits, maxExecutionSeconds: 0 }, projectId, window, request, clock.now());
+      return streamExport(ch, query, { ...limits, maxExecutionSeconds: 0 }, projectId, window, request, clock.now());
     },
   };
 }

@@ -91,28 +91,31 @@ const countedValues = (filters: readonly RollupFilter[]) => {
  * name's data type never changes, so any row's is the name's.
  */
 export const selectScoreReport = (filters: readonly RollupFilter[]) => sql`
-  SELECT name, any(data_type) AS type,
-    sumIf(weight, is_current) AS count,
-    sumIf(weight, NOT is_current) AS prev_count,
-    sumIf(value * weight, is_current) / count AS mean,
-    sumIf(value * weight, NOT is_current) / prev_count AS prev_mean,
-    arraySort(groupArrayIf((value, weight), is_current AND data_type = 'numeric')) AS distribution,
-    arrayCumSum(arrayMap(counted -> counted.2, distribution)) AS running_counts,
-    (count - 1) / 2 AS middle,
-    distribution[arrayFirstIndex(running -> running > floor(middle), running_counts)].1 AS below,
-    distribution[arrayFirstIndex(running -> running > ceil(middle), running_counts)].1 AS above,
-    below + (middle - floor(middle)) * (above - below) AS p50,
-    sumMapIf([label], [weight], is_current AND data_type = 'categorical') AS labels
+  SELECT name, type, count, prev_count, mean, prev_mean, below + (middle - floor(middle)) * (above - below) AS p50,
+    labels
   FROM (
-    SELECT name, data_type, value, label, is_current, sum(scores) AS weight
+    SELECT name, any(data_type) AS type,
+      sumIf(weight, is_current) AS count,
+      sumIf(weight, NOT is_current) AS prev_count,
+      sumIf(value * weight, is_current) / count AS mean,
+      sumIf(value * weight, NOT is_current) / prev_count AS prev_mean,
+      arraySort(groupArrayIf((value, weight), is_current AND data_type = 'numeric')) AS distribution,
+      arrayCumSum(arrayMap(counted -> counted.2, distribution)) AS running_counts,
+      (count - 1) / 2 AS middle,
+      distribution[arrayFirstIndex(running -> running > floor(middle), running_counts)].1 AS below,
+      distribution[arrayFirstIndex(running -> running > ceil(middle), running_counts)].1 AS above,
+      sumMapIf([label], [weight], is_current AND data_type = 'categorical') AS labels
     FROM (
-      ${countedValues(filters)}
+      SELECT name, data_type, value, label, is_current, sum(scores) AS weight
+      FROM (
+        ${countedValues(filters)}
+      )
+      GROUP BY name, data_type, value, label, is_current
+      HAVING weight != 0
     )
-    GROUP BY name, data_type, value, label, is_current
-    HAVING weight != 0
+    GROUP BY name
+    HAVING count > 0
   )
-  GROUP BY name
-  HAVING count > 0
   ORDER BY name`;
 
 /**

@@ -3,6 +3,7 @@ WITH
     SELECT timestamp, id FROM (SELECT timestamp, id
     FROM runs
     WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}
+     AND timestamp >= {newest_hours_from:DateTime64(3, 'UTC')}
     UNION ALL
     SELECT timestamp, id
     FROM live_runs FINAL
@@ -11,7 +12,8 @@ WITH
         SELECT timestamp, id FROM runs
         WHERE project_id = {project_id:UUID}
           AND inserted_at >= {stored_since:DateTime('UTC')}
-          AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')})))
+          AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
+     AND timestamp >= {newest_hours_from:DateTime64(3, 'UTC')})
     ORDER BY timestamp DESC, UUIDToNum(id) DESC
     LIMIT {limit:UInt64})) AS last,
   exported AS (

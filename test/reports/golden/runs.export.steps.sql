@@ -15,6 +15,7 @@ WITH
         WHERE project_id = {project_id:UUID}
           AND run_timestamp >= {window_start:DateTime64(3, 'UTC')} AND run_timestamp < {window_end:DateTime64(3, 'UTC')}
           AND multiSearchAny(lowerUTF8(concat(input, '\0', output, '\0', ifNull(error, ''))), [lowerUTF8({q:String})]))
+     AND timestamp >= {newest_hours_from:DateTime64(3, 'UTC')}
     UNION ALL
     SELECT timestamp, id
     FROM live_runs FINAL
@@ -30,7 +31,8 @@ WITH
           SELECT run_timestamp, run_id FROM run_steps
           WHERE project_id = {project_id:UUID}
             AND (run_timestamp, run_id) IN (SELECT timestamp, id FROM live_runs WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')})
-            AND multiSearchAny(lowerUTF8(concat(input, '\0', output, '\0', ifNull(error, ''))), [lowerUTF8({q:String})]))))
+            AND multiSearchAny(lowerUTF8(concat(input, '\0', output, '\0', ifNull(error, ''))), [lowerUTF8({q:String})])))
+     AND timestamp >= {newest_hours_from:DateTime64(3, 'UTC')})
     ORDER BY timestamp DESC, UUIDToNum(id) DESC
     LIMIT {limit:UInt64})) AS last,
   exported AS (
