@@ -131,7 +131,7 @@ describe('the export', () => {
     }
   });
 
-  it('cuts at its limit across hours: it sorts only the newest hours that hold the limit, and no run is missed', async () => {
+  it('cuts at its limit across hours: it sorts the newest hours that hold the limit alone, missing none', async () => {
     // Two runs in each of four hours, the newest hour's second still running.
     const hour = Math.floor(Date.parse(project.to) / 3_600_000) * 3_600_000;
     for (const hoursAgo of [1, 2, 3, 4]) {
