@@ -358,7 +358,7 @@ async function measureOneSize(): Promise<Results> {
 
   sections.push({
     title: 'sessions and scores (60% of runs in sessions of ~10 runs, 30% of finished runs with 1–3 scores)',
-    rows: await timeSessionsAndScores(get, A, window30),
+    rows: await timeSessionsAndScores(get, preview, A, window30),
   });
 
   const scaling: Timing[] = [];
@@ -531,7 +531,12 @@ async function main() {
 // ---- Sessions and scores (contract §10) ----
 
 /** The session list, one session, the score report and the per-user and per-session filters, over 30 days. */
-async function timeSessionsAndScores(get: Get, A: number, window30: { from: string; to: string }) {
+async function timeSessionsAndScores(
+  get: Get,
+  preview: (body: object) => Promise<unknown>,
+  A: number,
+  window30: { from: string; to: string },
+) {
   // The newest session, and its user (every generated session has one).
   const first = (await get('sessions', window30)).body[0] as { session_id: string; user_ids: string[] };
   const someUser = first.user_ids[0];
@@ -557,6 +562,11 @@ async function timeSessionsAndScores(get: Get, A: number, window30: { from: stri
     await time('score report, 30 days, agent_name filter', () => get('scores', { ...window30, agent_name: AGENTS[3] })),
   );
   timings.push(await time('score report, 24 hours', () => get('scores', { from: iso(A - DAY_MS), to: iso(A) })));
+  // The score_mean signal of a rule over 30 days, as the rule form previews it and the evaluator reads it.
+  const scoreMean = (agent: string | null) => () =>
+    preview({ signal: 'score_mean:helpfulness', threshold: 0.5, window_seconds: 30 * 86_400, agent_name: agent });
+  timings.push(await time('preview, 30 days, score_mean', scoreMean(null)));
+  timings.push(await time('preview, 30 days, one agent, score_mean', scoreMean(AGENTS[3])));
   timings.push(
     await time('runs, first page, session_id filter', () => get('runs', { ...window30, session_id: first.session_id })),
   );

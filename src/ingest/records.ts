@@ -80,8 +80,8 @@ export const RUN_TABLES: Record<
  * Lines of logs written by earlier versions, which a record may still hold after an upgrade: their kind and the
  * columns they were written with. Before runs had models (schema/clickhouse/0007, tags L2, F2, R2) the run rows' lines
  * lacked that column; before they had sessions, users and tags (0006, tags L, F, R) they lacked those too. Such a line
- * reads as a run without them. Before scores said what they replace (0008, tag C), a score's line reads as one that
- * replaces none.
+ * reads as a run without them. Before scores said what they replace and change (0008 and 0009, tag C), a score's line
+ * reads as one that replaces none, on a run whose only score it is.
  */
 const isModelsColumn = (column: string) => column === 'models';
 const LINES_BEFORE: Record<string, { table: RunTable; columns: readonly string[] }> = {
@@ -110,8 +110,10 @@ const NOT_SENT: RunLabels & Pick<RunTotals, 'models'> & typeof REPLACES_NONE = {
 
 /** An older line in the current format of its kind: the columns it lacks take their "none". */
 function upgradeLine(written: { table: RunTable; columns: readonly string[] }, line: string): string {
-  const row = { ...NOT_SENT, ...rowOf(written.columns, line) };
-  return encodeRows([row], RUN_TABLES[written.table].columns)[0];
+  const row: Record<string, unknown> = { ...NOT_SENT, ...rowOf(written.columns, line) };
+  // A score written before scores said what they change counts as its run's only one: the run's value is its own.
+  const upgraded = written.table === 'scores' ? { ...row, run_value_after: row.value } : row;
+  return encodeRows([upgraded], RUN_TABLES[written.table].columns)[0];
 }
 
 const TABLE_OF_TAG = new Map(Object.entries(RUN_TABLES).map(([table, { tag }]) => [tag, table as RunTable]));

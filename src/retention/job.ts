@@ -22,6 +22,7 @@ const TABLES = [
   // A rollup's hour (day) holding a cutoff goes whole: reads take the retained part of it from the scores.
   { table: 'score_rollups', start: 'run_hour' },
   { table: 'daily_score_rollups', start: 'run_day' },
+  { table: 'score_run_values', start: 'run_hour' },
 ] as const;
 
 const SELECT_RETENTIONS = 'SELECT id, retention_days FROM projects';

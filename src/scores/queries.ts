@@ -22,7 +22,7 @@ export const SELECT_RUN_SCORES = `
  * the caller.
  */
 export const SELECT_LATEST_OF_RUNS = `
-  SELECT run_timestamp, run_id, name, source, value, label, version
+  SELECT run_timestamp, run_id, name, source, data_type, value, label, version
   FROM latest_scores FINAL
   WHERE project_id = {project_id:UUID} AND run_timestamp IN {run_timestamps:Array(DateTime64(3, 'UTC'))}
     AND run_id IN {run_ids:Array(UUID)}`;
@@ -119,9 +119,35 @@ export const selectScoreReport = (filters: readonly RollupFilter[]) => sql`
   ORDER BY name`;
 
 /**
- * score_mean of one name (the `name` filter is always among the filters) over the runs of the window that have it:
- * each run's value is the mean of its latest score from each source (true is 1), and the signal is the mean of
- * those; sample_count is how many runs have one. Categorical scores have no mean: they are not counted.
+ * score_mean of one name (the `name` filter is always among the filters), optionally of one agent: the whole hours of
+ * the window from the rollup of runs' values (schema/clickhouse/0009: per hour, the runs that have the score and the
+ * sum of their values), the partial hours at its edges from `latest_scores`, each run's value the mean of its latest
+ * score from each source (true is 1); sample_count is how many runs have one. Categorical scores have no mean.
+ */
+export const selectScoreMeanFromRollups = (filters: readonly RollupFilter[]) => {
+  const filtered = andEach(filters.map((filter) => ROLLUP_FILTERS[filter]));
+  return sql`
+    SELECT sum(run_values) / sum(runs) AS value, sum(runs) AS sample_count
+    FROM (
+      SELECT runs, run_values
+      FROM score_run_values
+      WHERE project_id = {project_id:UUID}${filtered}
+        AND run_hour >= {hours_start:DateTime64(3, 'UTC')} AND run_hour < {hours_end:DateTime64(3, 'UTC')}
+      UNION ALL
+      SELECT toInt64(1) AS runs, avg(value) AS run_values
+      FROM latest_scores FINAL
+      WHERE project_id = {project_id:UUID}${filtered}
+        AND run_timestamp >= {window_start:DateTime64(3, 'UTC')} AND run_timestamp < {window_end:DateTime64(3, 'UTC')}
+        AND (run_timestamp < {hours_start:DateTime64(3, 'UTC')} OR run_timestamp >= {hours_end:DateTime64(3, 'UTC')})
+        AND data_type != 'categorical'
+      GROUP BY run_timestamp, run_id
+    )`;
+};
+
+/**
+ * score_mean of one name over one user's runs of the window (the rollup has no user), from `latest_scores`: each run's
+ * value is the mean of its latest score from each source (true is 1), and the signal is the mean of those;
+ * sample_count is how many runs have one. Categorical scores have no mean: they are not counted.
  */
 export const selectScoreMean = (filters: readonly ScoreFilter[]) => sql`
   SELECT avg(run_value) AS value, count() AS sample_count

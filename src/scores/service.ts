@@ -7,7 +7,7 @@ import { uuidv7 } from '../ids';
 import { nextVersion } from '../ingest/derive';
 import type { ScoredRun } from '../ingest/service';
 import type { RetainedFrom } from '../retention/cutoffs';
-import { wholeHourParams } from '../reports/rollups';
+import { wholeHourParams, wholeHours } from '../reports/rollups';
 import { retainedPart, type TimeRange } from '../reports/window-runs';
 import type { LatestRunRow, RunKey } from '../runs/store';
 import { dataTypeOf, type Score, type ScoreDataType, type ScoreInput, type ScoreSource } from './model';
@@ -85,6 +85,7 @@ export function scoreRowsOf(
       comment: score.comment ?? '',
       created_at: createdAt,
       ...REPLACES_NONE,
+      run_value_after: dataType === 'categorical' ? 0 : Number(score.value),
     };
   });
 }
@@ -191,25 +192,29 @@ export function scoreService({ ch, clock, registry, ingest, retainedFrom, limits
       return rows.map(toReportEntry);
     },
 
-    /** score_mean of one scope over [at − window, at), within the project's retention. */
+    /**
+     * score_mean of one scope over [at − window, at), within the project's retention: from the rollup of runs' values
+     * and the rows at the window's edges; of one user's runs from the rows.
+     */
     async readScoreMean(projectId: string, scope: ScoreScope, at: Date) {
       const window = retainedPart(
         { from: new Date(at.getTime() - scope.windowSeconds * 1000), to: at },
         await retainedFrom(projectId),
       );
       const userId = scope.userId ?? null;
-      const filters: q.ScoreFilter[] = [
-        'name',
-        ...(scope.agentName === null ? [] : (['agent_name'] as const)),
-        ...(userId === null ? [] : (['user_id'] as const)),
-      ];
+      const agent = scope.agentName === null ? [] : (['agent_name'] as const);
+      const hours = wholeHours(window);
       const [row] = await query<{ value: number | null; sample_count: number }>(
         'scores.mean',
-        q.selectScoreMean(filters),
+        userId === null
+          ? q.selectScoreMeanFromRollups(['name', ...agent])
+          : q.selectScoreMean(['name', ...agent, 'user_id']),
         {
           project_id: projectId,
           window_start: toClickHouseTime(window.from),
           window_end: toClickHouseTime(window.to),
+          hours_start: toClickHouseTime(hours.from),
+          hours_end: toClickHouseTime(hours.to),
           name: scope.name,
           ...(scope.agentName === null ? {} : { agent_name: scope.agentName }),
           ...(userId === null ? {} : { user_id: userId }),

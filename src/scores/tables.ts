@@ -27,12 +27,35 @@ export interface ScoreRow {
   replaces: 0 | 1;
   replaced_value: number;
   replaced_label: string;
+  /**
+   * The run's value for the name (the mean of its latest numeric or boolean score from each source) before this
+   * score, when it had one (run_had_value 1), and after it (schema/clickhouse/0009). 0 for categorical scores.
+   */
+  run_had_value: 0 | 1;
+  run_value_before: number;
+  run_value_after: number;
 }
 
-/** The columns that say what a score replaces (schema/clickhouse/0008), which older log lines lack. */
-export const REPLACEMENT_COLUMNS = ['replaces', 'replaced_value', 'replaced_label'] as const;
-/** A score that replaces none: what the rollups count once (and an older log line's score reads as). */
-export const REPLACES_NONE = { replaces: 0, replaced_value: 0, replaced_label: '' } as const;
+/** The columns that say what a score replaces and changes (schema/clickhouse/0008, 0009): older log lines lack them. */
+export const REPLACEMENT_COLUMNS = [
+  'replaces',
+  'replaced_value',
+  'replaced_label',
+  'run_had_value',
+  'run_value_before',
+  'run_value_after',
+] as const;
+/**
+ * A score that replaces none, on a run that had no value for its name: what the rollups count once (and an older log
+ * line's score reads as). The run's value after it is the score's own (a number, or 1/0), set with the score.
+ */
+export const REPLACES_NONE = {
+  replaces: 0,
+  replaced_value: 0,
+  replaced_label: '',
+  run_had_value: 0,
+  run_value_before: 0,
+} as const;
 
 // It starts with the run's start time, the table's partition key: the ingest log's flusher reads a line's partition
 // off its first characters.
@@ -79,15 +102,20 @@ export function toScore(row: ScoreRow): Score {
 /** What a score replaces of an earlier one of its pair: enough to find the pair, order it, and take it out. */
 export type EarlierScore = Pick<
   ScoreRow,
-  'run_timestamp' | 'run_id' | 'name' | 'source' | 'value' | 'label' | 'version'
+  'run_timestamp' | 'run_id' | 'name' | 'source' | 'data_type' | 'value' | 'label' | 'version'
 >;
 
 const pairOfRun = (score: EarlierScore) => `${score.run_id}\n${score.run_timestamp}\n${scorePair(score)}`;
 
+const mean = (values: Iterable<number>) => {
+  const all = [...values];
+  return all.reduce((sum, value) => sum + value, 0) / all.length;
+};
+
 /**
  * Scores as written, each saying which earlier score of its pair it replaces, so that the rollups take that one out
- * (schema/clickhouse/0008): the latest of `earlier` (those stored and those not yet flushed), or a score before it
- * in `rows`.
+ * (schema/clickhouse/0008), and its run's value for the name before and after it (0009): the latest of `earlier`
+ * (those stored and those not yet flushed), or a score before it in `rows`.
  */
 export function replacing(earlier: readonly EarlierScore[], rows: readonly ScoreRow[]): ScoreRow[] {
   const latest = new Map<string, EarlierScore>();
@@ -95,10 +123,26 @@ export function replacing(earlier: readonly EarlierScore[], rows: readonly Score
     const current = latest.get(pairOfRun(score));
     if (!current || Number(score.version) > Number(current.version)) latest.set(pairOfRun(score), score);
   }
+  // Each run's latest numeric or boolean value of a name, by source.
+  const runValues = new Map<string, Map<string, number>>();
+  const valuesOf = (score: EarlierScore) => {
+    const key = `${score.run_id}\n${score.run_timestamp}\n${score.name}`;
+    let values = runValues.get(key);
+    if (!values) runValues.set(key, (values = new Map()));
+    return values;
+  };
+  for (const score of latest.values())
+    if (score.data_type !== 'categorical') valuesOf(score).set(score.source, Number(score.value));
   return rows.map((row) => {
     const before = latest.get(pairOfRun(row));
     latest.set(pairOfRun(row), row);
-    if (!before) return row;
-    return { ...row, replaces: 1, replaced_value: Number(before.value), replaced_label: before.label };
+    const replaced = before
+      ? { replaces: 1 as const, replaced_value: Number(before.value), replaced_label: before.label }
+      : {};
+    if (row.data_type === 'categorical') return { ...row, ...replaced };
+    const values = valuesOf(row);
+    const had = values.size > 0 ? { run_had_value: 1 as const, run_value_before: mean(values.values()) } : {};
+    values.set(row.source, Number(row.value));
+    return { ...row, ...replaced, ...had, run_value_after: mean(values.values()) };
   });
 }

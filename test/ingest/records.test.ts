@@ -55,6 +55,9 @@ const score: ScoreRow = {
   replaces: 1,
   replaced_value: 0.4,
   replaced_label: '',
+  run_had_value: 1,
+  run_value_before: 0.4,
+  run_value_after: 0.8,
 };
 const empty: Omit<RunWrite, 'projectId'> = { live: [], finished: [], replaced: [], steps: [], traces: [], scores: [] };
 
@@ -96,8 +99,18 @@ describe('ingest log records', () => {
     expect(kind === 'live' ? decoded.live : decoded.finished).toEqual([{ ...row, ...defaults }]);
   });
 
-  it('of the older format C read as scores that replace none', () => {
+  it("of the older format C read as scores that replace none, each its run's only one", () => {
     const decoded = decodeWrite(olderRecord('C', score, SCORE_COLUMNS, REPLACEMENT_COLUMNS));
-    expect(decoded.scores).toEqual([{ ...score, replaces: 0, replaced_value: 0, replaced_label: '' }]);
+    expect(decoded.scores).toEqual([
+      {
+        ...score,
+        replaces: 0,
+        replaced_value: 0,
+        replaced_label: '',
+        run_had_value: 0,
+        run_value_before: 0,
+        run_value_after: score.value,
+      },
+    ]);
   });
 });

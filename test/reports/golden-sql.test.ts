@@ -15,7 +15,7 @@ import {
   selectPageRows,
 } from '../../src/reports/run-list';
 import { selectScopedSignals } from '../../src/reports/signals';
-import { selectScoreReport } from '../../src/scores/queries';
+import { selectScoreMeanFromRollups, selectScoreReport } from '../../src/scores/queries';
 
 const GOLDEN = path.join(__dirname, 'golden');
 
@@ -61,6 +61,7 @@ const STATEMENTS: Record<string, string> = {
   'signals.scoped.both': selectScopedSignals('both'),
   // The score report (contract §10): rollups of the latest scores, and their rows at the windows' edges.
   'scores.report.agent': selectScoreReport(['agent_name']),
+  'scores.mean.agent': selectScoreMeanFromRollups(['name', 'agent_name']),
 };
 
 const update = process.env.UPDATE_GOLDEN === '1';

@@ -1,11 +1,12 @@
-// The score report from rollups (schema/clickhouse/0008): a score that replaces an earlier one of its pair takes
-// that one out of the rollups, however it was replaced (a re-sent id, a new score of the pair, a retried batch, two
-// writes at once), so that a report of long windows (whole days and hours from the rollups) counts exactly what the
-// latest scores hold: the same counts, means, medians and labels as a model of the scores sent, and as the same
-// runs read from rows (a window without a whole hour).
+// The score report and score_mean from rollups (schema/clickhouse/0008, 0009): a score that replaces an earlier one
+// of its pair takes that one out of the rollups, however it was replaced (a re-sent id, a new score of the pair, a
+// retried batch, two writes at once), and one that changes its run's value takes the run's earlier value out, so that
+// long windows (whole days and hours from the rollups) count exactly what the latest scores hold: the same counts,
+// means, medians and labels as a model of the scores sent, and as the same runs read from rows (a window without a
+// whole hour).
 import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
-import { setUpProject } from '../support/fixtures';
+import { bearer, setUpProject } from '../support/fixtures';
 import { keyAuth, postBatch, TEST_ENV } from '../ingest/run-helpers';
 
 let app: TestApp;
@@ -63,6 +64,24 @@ function expectedReport(sent: readonly Sent[], from: number, to: number, agent?:
   });
 }
 
+/**
+ * score_mean of a name over [from, to) as a model of the scores sent says: each run's value the mean of its latest
+ * numeric or boolean score from each source, the signal their mean.
+ */
+function expectedMean(sent: readonly Sent[], from: number, to: number, name: string, agent?: string) {
+  const latest = new Map<string, Sent>();
+  for (const score of sent) latest.set(`${score.run} ${score.name} ${score.source}`, score);
+  const byRun = new Map<string, number[]>();
+  for (const score of latest.values()) {
+    if (score.name !== name || typeof score.value === 'string' || score.at < from || score.at >= to) continue;
+    if (agent !== undefined && score.agent !== agent) continue;
+    byRun.set(score.run, [...(byRun.get(score.run) ?? []), Number(score.value)]);
+  }
+  const values = [...byRun.values()].map((run) => run.reduce((sum, value) => sum + value, 0) / run.length);
+  const value = values.length === 0 ? 0 : values.reduce((sum, v) => sum + v, 0) / values.length;
+  return { value: Number(value.toFixed(9)), sample_count: values.length };
+}
+
 /** Report entries with their means and medians rounded (a sum of counted values against a sum of values). */
 const rounded = (entries: Record<string, unknown>[]) =>
   entries.map((entry) => ({
@@ -93,7 +112,8 @@ async function projectWithReport() {
 
 describe('the score report from rollups', () => {
   it('counts the latest scores exactly, however they were replaced, over windows of every shape', async () => {
-    const { key, report, postScores } = await projectWithReport();
+    const setup = await projectWithReport();
+    const { key, report, postScores } = setup;
     const random = numbers(7);
     const now = app.clock.now().getTime();
     const agents = ['planner', 'writer'];
@@ -154,6 +174,32 @@ describe('the score report from rollups', () => {
       expect(rounded(await report(from, to, 'writer'))).toEqual(rounded(expectedReport(sent, from, to, 'writer')));
     }
     expect(expectedReport(sent, now - 30 * DAY, now + 1)[0].count).toBeGreaterThan(30);
+
+    // score_mean, as previews read it over [now − window, now): whole hours from the rollup of runs' values.
+    const preview = async (name: string, seconds: number, agent?: string) => {
+      const res = await app.http
+        .post(`/admin/orgs/${setup.org.id}/projects/${setup.project.id}/alert-rules/preview`)
+        .set(bearer(setup.admin.token))
+        .send({
+          signal: `score_mean:${name}`,
+          comparator: 'lt',
+          threshold: 0.5,
+          window_seconds: seconds,
+          min_requests: 1,
+          ...(agent ? { agent_name: agent } : {}),
+        });
+      expect(res.status).toBe(200);
+      return { value: Number(res.body.value.toFixed(9)), sample_count: res.body.sample_count };
+    };
+    const at = app.clock.now().getTime();
+    for (const seconds of [30 * 86_400, 7 * 86_400, 36 * 3_600, 300])
+      for (const name of ['quality', 'ok', 'topic']) {
+        expect(await preview(name, seconds)).toEqual(expectedMean(sent, at - seconds * 1000, at, name));
+        expect(await preview(name, seconds, 'planner')).toEqual(
+          expectedMean(sent, at - seconds * 1000, at, name, 'planner'),
+        );
+      }
+    expect(expectedMean(sent, at - 30 * DAY, at, 'quality').sample_count).toBeGreaterThan(30);
   });
 
   it('two writes of one pair at once: the later replaces the earlier, as the rows say', async () => {
