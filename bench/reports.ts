@@ -564,7 +564,13 @@ async function timeSessionsAndScores(
   timings.push(await time('score report, 24 hours', () => get('scores', { from: iso(A - DAY_MS), to: iso(A) })));
   // The score_mean signal of a rule over 30 days, as the rule form previews it and the evaluator reads it.
   const scoreMean = (agent: string | null) => () =>
-    preview({ signal: 'score_mean:helpfulness', threshold: 0.5, window_seconds: 30 * 86_400, agent_name: agent });
+    preview({
+      signal: 'score_mean:helpfulness',
+      comparator: 'lt',
+      threshold: 0.5,
+      window_seconds: 30 * 86_400,
+      agent_name: agent,
+    });
   timings.push(await time('preview, 30 days, score_mean', scoreMean(null)));
   timings.push(await time('preview, 30 days, one agent, score_mean', scoreMean(AGENTS[3])));
   timings.push(

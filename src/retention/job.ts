@@ -1,7 +1,7 @@
 // Deletes what is past retention (contract §3): the runs, steps, live rows and scores of each project whose run started
 // before now − retention_days, and all of those of projects that no longer exist. Run hourly: within a day holds.
 import type { Logger } from 'pino';
-import type { Clock } from '../clock';
+import { DAY_MS, type Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { dropEmptiedParts } from '../db/emptied-parts';
 import type { PostgresStore } from '../db/postgres';
@@ -12,17 +12,19 @@ import { retentionCutoff } from './cutoffs';
 // reports all day would otherwise be due a DELETE at every pass; reads leave them out meanwhile (cutoffs.ts).
 const SLACK_MS = 12 * 3_600_000;
 
-// Each table, by the column of its run's start time.
+// Each table, by the column of its run's start time. The scores' tables lose whole UTC days only (the cutoff is
+// taken back to its day's start): a rollup's hour or day holding a cutoff would otherwise go whole while its scores
+// after the cutoff stay, and a window that later reads that day whole (retention raised) would miss them. Reads
+// leave out what is past the cutoff meanwhile, as they do for every table (cutoffs.ts).
 const TABLES = [
-  { table: 'runs', start: 'timestamp' },
-  { table: 'run_steps', start: 'run_timestamp' },
-  { table: 'live_runs', start: 'timestamp' },
-  { table: 'scores', start: 'run_timestamp' },
-  { table: 'latest_scores', start: 'run_timestamp' },
-  // A rollup's hour (day) holding a cutoff goes whole: reads take the retained part of it from the scores.
-  { table: 'score_rollups', start: 'run_hour' },
-  { table: 'daily_score_rollups', start: 'run_day' },
-  { table: 'score_run_values', start: 'run_hour' },
+  { table: 'runs', start: 'timestamp', byDay: false },
+  { table: 'run_steps', start: 'run_timestamp', byDay: false },
+  { table: 'live_runs', start: 'timestamp', byDay: false },
+  { table: 'scores', start: 'run_timestamp', byDay: true },
+  { table: 'latest_scores', start: 'run_timestamp', byDay: true },
+  { table: 'score_rollups', start: 'run_hour', byDay: true },
+  { table: 'daily_score_rollups', start: 'run_day', byDay: true },
+  { table: 'score_run_values', start: 'run_hour', byDay: true },
 ] as const;
 
 const SELECT_RETENTIONS = 'SELECT id, retention_days FROM projects';
@@ -40,6 +42,10 @@ const DELETE_EXPIRED = (target: string, start: string) => `
                                      indexOf({trimmed:Array(UUID)}, project_id)))`;
 // Projects per statement: their ids travel as query parameters, which a server bounds in size.
 const PROJECTS_PER_DELETE = 1_000;
+
+/** A cutoff taken back to the start of its UTC day, when the table loses whole days only. */
+const dayStartIf = (byDay: boolean, cutoff: Date | undefined) =>
+  byDay && cutoff ? new Date(Math.floor(cutoff.getTime() / DAY_MS) * DAY_MS) : cutoff;
 
 export interface RetentionJobDependencies {
   pg: PostgresStore;
@@ -69,7 +75,7 @@ export function retentionJob({ pg, ch, clock, log }: RetentionJobDependencies) {
    */
   async function run(): Promise<number> {
     let deleted = 0;
-    for (const { table, start } of TABLES) {
+    for (const { table, start, byDay } of TABLES) {
       const oldest = await ch.query<{ project_id: string; oldest: string }>({
         name: `retention.oldest_${table}`,
         sql: oldestPerProject(table, start),
@@ -80,7 +86,7 @@ export function retentionJob({ pg, ch, clock, log }: RetentionJobDependencies) {
         .map((row) => ({
           projectId: row.project_id,
           oldest: fromClickHouseTime(row.oldest),
-          cutoff: cutoffOf(row.project_id),
+          cutoff: dayStartIf(byDay, cutoffOf(row.project_id)),
         }))
         .filter(({ oldest, cutoff }) => !cutoff || oldest.getTime() < cutoff.getTime() - SLACK_MS);
       for (let at = 0; at < due.length; at += PROJECTS_PER_DELETE) {

@@ -112,6 +112,14 @@ const mean = (values: Iterable<number>) => {
   return all.reduce((sum, value) => sum + value, 0) / all.length;
 };
 
+/** A score row that adds nothing to the rollups: it replaces itself, and its run's value stays what it was. */
+function countedAsNone(row: ScoreRow, runValues: ReadonlyMap<string, number>): ScoreRow {
+  const itself = { ...row, replaces: 1 as const, replaced_value: row.value, replaced_label: row.label };
+  if (row.data_type === 'categorical') return itself;
+  const value = mean(runValues.values());
+  return { ...itself, run_had_value: 1, run_value_before: value, run_value_after: value };
+}
+
 /**
  * Scores as written, each saying which earlier score of its pair it replaces, so that the rollups take that one out
  * (schema/clickhouse/0008), and its run's value for the name before and after it (0009): the latest of `earlier`
@@ -135,6 +143,9 @@ export function replacing(earlier: readonly EarlierScore[], rows: readonly Score
     if (score.data_type !== 'categorical') valuesOf(score).set(score.source, Number(score.value));
   return rows.map((row) => {
     const before = latest.get(pairOfRun(row));
+    // A version older than its pair's latest (written under the lock after a newer one, or from an instance whose
+    // clock is behind) is no pair's latest: it takes itself out again, and leaves its run's value as it is.
+    if (before && Number(before.version) > Number(row.version)) return countedAsNone(row, valuesOf(row));
     latest.set(pairOfRun(row), row);
     const replaced = before
       ? { replaces: 1 as const, replaced_value: Number(before.value), replaced_label: before.label }

@@ -132,21 +132,24 @@ describe('the export', () => {
   });
 
   it('cuts at its limit across hours: it sorts the newest hours that hold the limit alone, missing none', async () => {
-    // Two runs in each of four hours, the newest hour's second still running.
+    // 300 runs in each of five hours (the cut takes the hours of the limit and a margin of 1,000 runs more); the
+    // newest hour's last one still running.
     const hour = Math.floor(Date.parse(project.to) / 3_600_000) * 3_600_000;
-    for (const hoursAgo of [1, 2, 3, 4]) {
-      const timestamp = new Date(hour - hoursAgo * 3_600_000 + 60_000).toISOString();
-      const finished = { agent_name: 'hourly', timestamp, finished_at: timestamp, status: 'completed' };
-      expect((await postBatch(app, project.key, hoursAgo === 1 ? [finished] : [finished, finished])).status).toBe(200);
-      if (hoursAgo === 1) await startRun(app, project.key, { agent_name: 'hourly', timestamp });
+    for (const hoursAgo of [1, 2, 3, 4, 5]) {
+      const runs = Array.from({ length: hoursAgo === 1 ? 299 : 300 }, (_, i) => {
+        const timestamp = new Date(hour - hoursAgo * 3_600_000 + 1000 + i * 1000).toISOString();
+        return { agent_name: 'hourly', timestamp, finished_at: timestamp, status: 'completed' };
+      });
+      expect((await postBatch(app, project.key, runs)).status).toBe(200);
     }
-    for (const limit of [1, 2, 3, 4, 5, 6, 7, 8, 9]) {
-      const query = { agent_name: 'hourly', limit, from: new Date(hour - 5 * 3_600_000).toISOString() };
+    await startRun(app, project.key, { agent_name: 'hourly', timestamp: new Date(hour - 3_000_000).toISOString() });
+    for (const limit of [1, 299, 400, 1000]) {
+      const query = { agent_name: 'hourly', limit, from: new Date(hour - 6 * 3_600_000).toISOString() };
       const exported = jsonLines(await exportRuns(query));
       expect(exported).toEqual(await listed(query));
-      expect(exported).toHaveLength(Math.min(limit, 8));
+      expect(exported).toHaveLength(limit);
     }
-  });
+  }, 60_000);
 
   it.each<[string, Record<string, string>, string]>([
     ['steps in CSV', { format: 'csv', include_steps: 'true' }, 'include_steps'],

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../support/app';
 import { bearer, setUpProject } from '../support/fixtures';
 import { keyAuth, postBatch, TEST_ENV } from '../ingest/run-helpers';
+import { toClickHouseTime } from '../../src/db/clickhouse';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -219,4 +220,46 @@ describe('the score report from rollups', () => {
     expect(fromRows).toEqual([expect.objectContaining({ name: 'quality', count: 1 })]);
     expect(fromRollups).toEqual(fromRows.map((entry) => ({ ...entry, prev_count: 0, prev_mean: null })));
   });
+
+  it('retention raised after the job trimmed a project: the rollups still count what the scores hold', async () => {
+    const { project, org, admin, key, report } = await projectWithReport();
+    const patchRetention = (days: number) =>
+      app.http
+        .patch(`/admin/orgs/${org.id}/projects/${project.id}`)
+        .set(bearer(admin.token))
+        .send({ retention_days: days })
+        .expect(200);
+    await patchRetention(7);
+    // A scored run every 5 hours over 12 days.
+    const now = app.clock.now().getTime();
+    const items = Array.from({ length: 58 }, (_, i) => ({
+      agent_name: 'planner',
+      timestamp: iso(now - (i + 1) * 5 * HOUR),
+      finished_at: iso(now - (i + 1) * 5 * HOUR + 1000),
+      status: 'completed',
+      scores: [{ name: 'quality', value: (i % 10) / 10 }],
+    }));
+    expect((await postBatch(app, key, items)).status).toBe(200);
+    await app.writer.flushedAll();
+    await app.retentionDeletion.run();
+    await patchRetention(30);
+    // What the scores hold, read from their rows, against the report of the same windows from the rollups.
+    const [stored] = await app.stores.ch.query<{ current: string; previous: string }>({
+      name: 'test.stored_scores',
+      sql: `SELECT countIf(run_timestamp >= {from:DateTime64(3, 'UTC')}) AS current,
+                     countIf(run_timestamp < {from:DateTime64(3, 'UTC')}) AS previous
+              FROM latest_scores FINAL
+              WHERE project_id = {project:UUID} AND run_timestamp >= {before:DateTime64(3, 'UTC')}
+                AND run_timestamp < {to:DateTime64(3, 'UTC')}`,
+      params: {
+        project: project.id,
+        before: toClickHouseTime(new Date(now - 20 * DAY)),
+        from: toClickHouseTime(new Date(now - 10 * DAY)),
+        to: toClickHouseTime(new Date(now + 1)),
+      },
+    });
+    const [entry] = await report(now - 10 * DAY, now + 1);
+    expect([entry.count, entry.prev_count]).toEqual([Number(stored.current), Number(stored.previous)]);
+    expect(Number(stored.current)).toBeGreaterThan(20);
+  }, 120_000);
 });
