@@ -76,6 +76,14 @@ export const RUN_TABLES: Record<
   scores: { tag: 'C2', table: 'scores', columns: SCORE_COLUMNS, partitionChars: 7 },
 };
 
+const isModelsColumn = (column: string) => column === 'models';
+/** An older line's kind, the columns it was written with, and what the columns it lacks take. */
+interface OlderLine {
+  table: RunTable;
+  columns: readonly string[];
+  lacking: (row: Record<string, unknown>) => object;
+}
+const RUN_NOT_SENT: RunLabels & Pick<RunTotals, 'models'> = { session_id: '', user_id: '', tags: [], models: [] };
 /**
  * Lines of logs written by earlier versions, which a record may still hold after an upgrade: their kind and the
  * columns they were written with. Before runs had models (schema/clickhouse/0007, tags L2, F2, R2) the run rows' lines
@@ -83,37 +91,30 @@ export const RUN_TABLES: Record<
  * reads as a run without them. Before scores said what they replace and change (0008 and 0009, tag C), a score's line
  * reads as one that replaces none, on a run whose only score it is.
  */
-const isModelsColumn = (column: string) => column === 'models';
-const LINES_BEFORE: Record<string, { table: RunTable; columns: readonly string[] }> = {
+const LINES_BEFORE: Record<string, OlderLine> = {
   ...Object.fromEntries(
     (['live_runs', 'runs', 'replaced'] as const).flatMap((table) => {
       const letter = table === 'live_runs' ? 'L' : table === 'runs' ? 'F' : 'R';
       const withLabels = RUN_TABLES[table].columns.filter((column) => !isModelsColumn(column));
+      const lacking = () => RUN_NOT_SENT;
       return [
-        [`${letter}2`, { table, columns: withLabels }],
-        [letter, { table, columns: withLabels.filter((column) => !isLabelColumn(column)) }],
+        [`${letter}2`, { table, columns: withLabels, lacking }],
+        [letter, { table, columns: withLabels.filter((column) => !isLabelColumn(column)), lacking }],
       ];
     }),
   ),
+  // A score written before scores said what they change counts as its run's only one: the run's value is its own.
   C: {
     table: 'scores',
     columns: SCORE_COLUMNS.filter((column) => !(REPLACEMENT_COLUMNS as readonly string[]).includes(column)),
+    lacking: (row) => ({ ...REPLACES_NONE, run_value_after: row.value }),
   },
-};
-const NOT_SENT: RunLabels & Pick<RunTotals, 'models'> & typeof REPLACES_NONE = {
-  session_id: '',
-  user_id: '',
-  tags: [],
-  models: [],
-  ...REPLACES_NONE,
 };
 
 /** An older line in the current format of its kind: the columns it lacks take their "none". */
-function upgradeLine(written: { table: RunTable; columns: readonly string[] }, line: string): string {
-  const row: Record<string, unknown> = { ...NOT_SENT, ...rowOf(written.columns, line) };
-  // A score written before scores said what they change counts as its run's only one: the run's value is its own.
-  const upgraded = written.table === 'scores' ? { ...row, run_value_after: row.value } : row;
-  return encodeRows([upgraded], RUN_TABLES[written.table].columns)[0];
+function upgradeLine(written: OlderLine, line: string): string {
+  const row = rowOf(written.columns, line);
+  return encodeRows([{ ...written.lacking(row), ...row }], RUN_TABLES[written.table].columns)[0];
 }
 
 const TABLE_OF_TAG = new Map(Object.entries(RUN_TABLES).map(([table, { tag }]) => [tag, table as RunTable]));

@@ -59,6 +59,12 @@ export const windowParams = (projectId: string, windows: ReportWindows, now: Dat
   ...wholeHourParams(windows.previous, windows.current),
 });
 
+const [HOURS_START, HOURS_END] = ['hours_start', 'hours_end'].map(timeParam);
+/** Rows of one window's whole hours [hours_start, hours_end) (hourWindowParams), by an hour `column`. */
+export const inWindowHours = (column: string) => `${column} >= ${HOURS_START} AND ${column} < ${HOURS_END}`;
+/** Rows of one window outside its whole hours (the partial hours at its edges), by their start time `column`. */
+export const outsideWindowHours = (column: string) => `(${column} < ${HOURS_START} OR ${column} >= ${HOURS_END})`;
+
 /**
  * The parameters of one window read by hours: its whole hours [hours_start, hours_end) come from an hourly rollup,
  * the rest from rows; `byRows` reads every hour from rows (an empty range of hours at the window's end).

@@ -11,7 +11,7 @@ import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import type { Run } from '../runs/model';
 import { EITHER_TABLE_SELECT, storedRun, toRun, type FinishedRunRow, type RunningRunRow } from '../runs/tables';
 import type { RunQuery } from './durations';
-import { fromProjection, hourWindowParams } from './rollups';
+import { fromProjection, hourWindowParams, inWindowHours, outsideWindowHours } from './rollups';
 import {
   countedByRows,
   filterParams,
@@ -21,10 +21,9 @@ import {
   type RunFilterValues,
 } from './run-filters';
 import { sql } from './sql';
-import { IN_WINDOW, LIVE_NOT_FINISHED, NO_PROJECTION_LOOKUP, RAW_ONLY, timeParam, type TimeRange } from './window-runs';
+import { IN_WINDOW, LIVE_NOT_FINISHED, NO_PROJECTION_LOOKUP, RAW_ONLY, type TimeRange } from './window-runs';
 
 const HOUR = 'toStartOfHour(timestamp)';
-const [HOURS_START, HOURS_END] = ['hours_start', 'hours_end'].map(timeParam);
 
 /** The smallest projection that counts runs by the filters' columns (schema/clickhouse/0002, 0005). */
 const countingProjection = (filters: readonly RunFilter[]) => {
@@ -37,10 +36,7 @@ const projectionHourCounts = (filters: readonly RunFilter[]) => sql`
   SELECT * FROM (
     SELECT ${HOUR} AS hour, count() AS runs
     FROM runs
-    WHERE project_id = {project_id:UUID} AND ${HOUR} >= ${HOURS_START} AND ${HOUR} < ${HOURS_END}${runFilters(
-      filters,
-      'finished',
-    )}
+    WHERE project_id = {project_id:UUID} AND ${inWindowHours(HOUR)}${runFilters(filters, 'finished')}
     GROUP BY hour
     ${fromProjection(countingProjection(filters))})
   UNION ALL`;
@@ -60,7 +56,7 @@ export const selectFinishedHourCounts = (filters: readonly RunFilter[]) => sql`
     FROM (
       SELECT timestamp
       FROM runs
-      WHERE ${IN_WINDOW} AND (timestamp < ${HOURS_START} OR timestamp >= ${HOURS_END})${runFilters(filters, 'finished')}
+      WHERE ${IN_WINDOW} AND ${outsideWindowHours('timestamp')}${runFilters(filters, 'finished')}
       ${NO_PROJECTION_LOOKUP})
     GROUP BY hour)
   GROUP BY hour`;

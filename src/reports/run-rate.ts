@@ -6,9 +6,8 @@
 import { HOUR_MS, type Clock } from '../clock';
 import { toClickHouseTime } from '../db/clickhouse';
 import type { RunQuery } from './durations';
-import { fromProjection, wholeHours } from './rollups';
+import { fromProjection, inWindowHours, wholeHours } from './rollups';
 import { sql } from './sql';
-import { timeParam } from './window-runs';
 
 /** The stretch the rate is counted over: the whole hours of the last week. */
 const RATE_MS = 7 * 24 * HOUR_MS;
@@ -20,7 +19,7 @@ const SELECT_RUNS_SINCE = sql`
   SELECT count() AS runs
   FROM runs
   WHERE project_id = {project_id:UUID}
-    AND toStartOfHour(timestamp) >= ${timeParam('hours_start')} AND toStartOfHour(timestamp) < ${timeParam('hours_end')}
+    AND ${inWindowHours('toStartOfHour(timestamp)')}
   ${fromProjection('hourly_all_agents')}`;
 
 /** The runs per hour of each project, counted at most once per RATE_TTL_MS. */

@@ -3,7 +3,13 @@
 // They count the latest score of each (run, name, source): the report from rollups of those (schema/clickhouse/0008)
 // and `latest_scores` at its windows' edges, the signal from `latest_scores` (0006), which FINAL resolves by merging
 // sorted parts.
-import { inWholeDays, inWholeHoursOutsideDays, outsideWholeHours } from '../reports/rollups';
+import {
+  inWholeDays,
+  inWholeHoursOutsideDays,
+  inWindowHours,
+  outsideWholeHours,
+  outsideWindowHours,
+} from '../reports/rollups';
 import { andEach, sql } from '../reports/sql';
 import { columnList } from '../runs/tables';
 import { SCORE_COLUMNS } from './tables';
@@ -132,13 +138,13 @@ export const selectScoreMeanFromRollups = (filters: readonly RollupFilter[]) => 
       SELECT runs, run_values
       FROM score_run_values
       WHERE project_id = {project_id:UUID}${filtered}
-        AND run_hour >= {hours_start:DateTime64(3, 'UTC')} AND run_hour < {hours_end:DateTime64(3, 'UTC')}
+        AND ${inWindowHours('run_hour')}
       UNION ALL
       SELECT toInt64(1) AS runs, avg(value) AS run_values
       FROM latest_scores FINAL
       WHERE project_id = {project_id:UUID}${filtered}
         AND run_timestamp >= {window_start:DateTime64(3, 'UTC')} AND run_timestamp < {window_end:DateTime64(3, 'UTC')}
-        AND (run_timestamp < {hours_start:DateTime64(3, 'UTC')} OR run_timestamp >= {hours_end:DateTime64(3, 'UTC')})
+        AND ${outsideWindowHours('run_timestamp')}
         AND data_type != 'categorical'
       GROUP BY run_timestamp, run_id
     )`;

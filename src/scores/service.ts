@@ -7,7 +7,7 @@ import { uuidv7 } from '../ids';
 import { nextVersion } from '../ingest/derive';
 import type { ScoredRun } from '../ingest/service';
 import type { RetainedFrom } from '../retention/cutoffs';
-import { wholeHourParams, wholeHours } from '../reports/rollups';
+import { hourWindowParams, windowParams } from '../reports/rollups';
 import { retainedPart, type TimeRange } from '../reports/window-runs';
 import type { LatestRunRow, RunKey } from '../runs/store';
 import { dataTypeOf, type Score, type ScoreDataType, type ScoreInput, type ScoreSource } from './model';
@@ -182,11 +182,7 @@ export function scoreService({ ch, clock, registry, ingest, retainedFrom, limits
       const current = retainedPart(windows.current, start);
       const filters: q.RollupFilter[] = agentName === undefined ? [] : ['agent_name'];
       const rows = await query<ReportRow>('scores.report', q.selectScoreReport(filters), {
-        project_id: projectId,
-        window_start: toClickHouseTime(previous.from),
-        current_start: toClickHouseTime(current.from),
-        window_end: toClickHouseTime(current.to),
-        ...wholeHourParams(previous, current),
+        ...windowParams(projectId, { previous, current }, clock.now()),
         ...(agentName === undefined ? {} : { agent_name: agentName }),
       });
       return rows.map(toReportEntry);
@@ -203,18 +199,13 @@ export function scoreService({ ch, clock, registry, ingest, retainedFrom, limits
       );
       const userId = scope.userId ?? null;
       const agent = scope.agentName === null ? [] : (['agent_name'] as const);
-      const hours = wholeHours(window);
       const [row] = await query<{ value: number | null; sample_count: number }>(
         'scores.mean',
         userId === null
           ? q.selectScoreMeanFromRollups(['name', ...agent])
           : q.selectScoreMean(['name', ...agent, 'user_id']),
         {
-          project_id: projectId,
-          window_start: toClickHouseTime(window.from),
-          window_end: toClickHouseTime(window.to),
-          hours_start: toClickHouseTime(hours.from),
-          hours_end: toClickHouseTime(hours.to),
+          ...hourWindowParams(projectId, window, clock.now()),
           name: scope.name,
           ...(scope.agentName === null ? {} : { agent_name: scope.agentName }),
           ...(userId === null ? {} : { user_id: userId }),

@@ -5,6 +5,7 @@
 // live_runs. With a filter (agent, user), which the projection has no dimension for, the finished runs are read raw.
 // Values always travel as bound parameters; the only variable text is fixed fragments.
 import { sql, andEach } from '../reports/sql';
+import { inWindowHours, outsideWindowHours } from '../reports/rollups';
 import { IN_WINDOW, LIVE_NOT_FINISHED, timeParam } from '../reports/window-runs';
 import { EITHER_TABLE_SELECT } from '../runs/tables';
 
@@ -24,7 +25,6 @@ export const SESSION_FILTERS = {
 } as const;
 export type SessionFilter = keyof typeof SESSION_FILTERS;
 
-const [HOURS_START, HOURS_END] = ['hours_start', 'hours_end'].map(timeParam);
 const COST = 'sum(toDecimal128(least(total_cost_usd, 1e14), 12))';
 
 /**
@@ -55,8 +55,8 @@ const IN_SESSION = "session_id != ''";
 /** Finished rows of the window's whole hours, by the projection's hour: ClickHouse reads the projection. */
 const IN_WHOLE_HOURS = sql`
   project_id = {project_id:UUID}
-    AND toStartOfHour(timestamp) >= ${HOURS_START} AND toStartOfHour(timestamp) < ${HOURS_END}`;
-const OUTSIDE_WHOLE_HOURS = `(timestamp < ${HOURS_START} OR timestamp >= ${HOURS_END})`;
+    AND ${inWindowHours('toStartOfHour(timestamp)')}`;
+const OUTSIDE_WHOLE_HOURS = outsideWindowHours('timestamp');
 
 const finishedPartials = (where: string, partials: Partials, filters: readonly string[]) => sql`
   SELECT session_id,
