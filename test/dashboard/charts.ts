@@ -12,6 +12,7 @@ interface PlotElement {
     data: (number | null)[][];
     cursor: { idx: number | null };
     valToPos(value: number, scale: string, canvas?: boolean): number;
+    scales: { y: { min: number; max: number } };
   };
   querySelector(selector: '.u-over'): { getBoundingClientRect(): { left: number; top: number; height: number } };
   querySelector(selector: 'canvas'): {
@@ -38,6 +39,13 @@ export function pointOf(figure: Locator, series: number, index: number): Promise
 /** The chart's data: its times and each series' values. */
 export const dataOf = (figure: Locator) =>
   figure.locator('.chart-plot').evaluate((element) => (element as unknown as PlotElement).uplot.data);
+
+/** The value axis' range: [min, max]. */
+export const valueAxisOf = (figure: Locator) =>
+  figure.locator('.chart-plot').evaluate((element) => {
+    const { min, max } = (element as unknown as PlotElement).uplot.scales.y;
+    return [min, max];
+  });
 
 /** The bucket the chart's cursor is on (null: none). */
 export const cursorOf = (figure: Locator) =>

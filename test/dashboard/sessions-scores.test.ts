@@ -9,6 +9,7 @@ import { buildDashboard } from '../../src/dashboard/web/build';
 import { listen } from '../otlp/otel';
 import { startTestApp, type TestApp } from '../support/app';
 import { chromiumPath, launchBrowser, signInWithRuns } from '../support/browser';
+import { chart, valueAxisOf } from './charts';
 
 const SCREENSHOTS = path.resolve(__dirname, '../../test-results/dashboard');
 const executable = chromiumPath();
@@ -161,7 +162,16 @@ describeInBrowser('sessions and scores in the dashboard, in Chromium', () => {
     expect(cards.some((card) => card.startsWith('helpfulness · mean · 9 scores'))).toBe(true);
     expect(cards.some((card) => card.startsWith('resolved · yes'))).toBe(true);
     expect(await page.locator('.score-labels').count()).toBe(2);
+    // The runs sit in one bucket of the day: the rate axes run from 0 to about their value, not padded around it
+    // (uPlot's own range put a 0% loop rate on an axis to 10,000%).
+    expect(await valueAxisOf(chart(page, 'Loop rate'))).toEqual([0, 1]);
+    const [completionFrom, completionTo] = await valueAxisOf(chart(page, 'Completion rate'));
+    expect([completionFrom, completionTo <= 1.2]).toEqual([0, true]);
     await shoot('23-overview-scores');
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.locator('.scores-overview .card').first().waitFor();
+    await shoot('23-overview-scores-phone');
+    await page.setViewportSize({ width: 1360, height: 900 });
 
     // A score rule through the form: score mean of helpfulness, previewed live.
     await page.goto(`${projectPath}/alerts/new`);

@@ -28,6 +28,14 @@ const MARKER_COLORS: Record<Marker['kind'], string> = {
 const DAY_SECONDS = 86_400;
 
 /**
+ * The value axis from zero (every chart here is of counts, rates, durations or costs, none below zero) to a little
+ * over the highest value, 1 when none is above zero. uPlot's own range pads a flat series by its magnitude both ways:
+ * one bucket's 0% loop rate read on an axis to 10,000%, one bucket's 88.9% completion on an axis to 150%.
+ */
+const valueRange = (_plot: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax =>
+  max !== null && max > 0 ? uPlot.rangeNum(Math.min(0, min ?? 0), max, 0.1, true) : [0, 1];
+
+/**
  * The value axis as wide as its longest label ("1 min 30 s" needs more room than "0.5%"), as uPlot's own
  * axis-autosize example measures it; at least the 64 px every chart had, so that charts side by side line up.
  */
@@ -123,7 +131,10 @@ export function Chart({
       // The legend is where the values under the cursor read, on every chart.
       legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false }, sync: { key: sync, setSeries: false } },
-      scales: { x: range ? { time: true, range: () => [range[0] / 1000, range[1] / 1000] } : { time: true } },
+      scales: {
+        x: range ? { time: true, range: () => [range[0] / 1000, range[1] / 1000] } : { time: true },
+        y: { range: valueRange },
+      },
       // Buckets are UTC-aligned (contract §9): the axis reads in UTC, so that a day bucket starts at 00:00.
       tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
       axes: [
