@@ -19,6 +19,14 @@ const scope = new AsyncLocalStorage<ReadScope>();
 export const asRead = <T>(deadlineMs: number, nice: number, work: () => Promise<T>): Promise<T> =>
   scope.run({ deadlineMs, nice }, work);
 
+/**
+ * Runs work that no read owns outside any read's scope: work a read may start but others share, such as a flush of the
+ * ingest log that the read waits for. Started within the read, its statements would run as the read's (in the reads'
+ * queue of connections, at the read's nice value, stopped once the read's time is up), and every writer and reader
+ * waiting for the same flush would wait on it.
+ */
+export const outsideRead = <T>(work: () => T): T => scope.exit(work);
+
 /** Milliseconds left to the read under way; Infinity outside a read (ingest, background jobs). */
 export function readTimeLeftMs(): number {
   const read = scope.getStore();

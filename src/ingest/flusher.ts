@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { isInputError, type ClickHouseStore } from '../db/clickhouse';
+import { outsideRead } from '../db/read-scope';
 import type { IngestLog, SealedSegment } from './log';
 import { linesByTable, type RunTable } from './records';
 import { deleteReplaced, insertLines, STORE_ORDER } from './store-lines';
@@ -53,7 +54,8 @@ export class Flusher {
   flush(): Promise<void> {
     if (!this.pass) {
       this.passCovers = this.options.acknowledgedLsn();
-      this.pass = this.flushSealed().finally(() => (this.pass = undefined));
+      // A pass is everyone's: the read that asks for it waits for it, but its inserts are ingest's (read-scope.ts).
+      this.pass = outsideRead(() => this.flushSealed()).finally(() => (this.pass = undefined));
       return this.pass;
     }
     this.nextPass ??= this.pass

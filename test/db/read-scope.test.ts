@@ -1,8 +1,14 @@
 // A read's scope (src/db/read-scope.ts) on the real engine: a read's statement takes at most what is left of the
-// read's time and is answered 503 with Retry-After past it, and the engine's threads run it at the read's nice value.
+// read's time and is answered 503 with Retry-After past it, and the engine's threads run it at the read's nice value;
+// a flush of the ingest log that a read waits for stays ingest's.
 import fs from 'node:fs';
-import { asRead } from '../../src/db/read-scope';
-import { startTestApp, type TestApp } from '../support/app';
+import os from 'node:os';
+import path from 'node:path';
+import type { ClickHouseStore } from '../../src/db/clickhouse';
+import { asRead, readNice, readTimeLeftMs } from '../../src/db/read-scope';
+import { startRun } from '../ingest/run-helpers';
+import { anotherService, startTestApp, type TestApp } from '../support/app';
+import { setUpProject } from '../support/fixtures';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -50,4 +56,33 @@ it('answers a read whose time is up before its statement may start, without runn
   }
   await read;
   expect(seen).toContain(13);
+});
+
+it("runs a flush that a read waits for as ingest's: its inserts have no read's time and no read's priority", async () => {
+  // The real store, with the scope each insert of the flush runs in written down.
+  const scopes: { timeLeftMs: number; nice: number }[] = [];
+  const { ch } = app.stores;
+  const recording: ClickHouseStore = {
+    ...ch,
+    insertLines(...args) {
+      scopes.push({ timeLeftMs: readTimeLeftMs(), nice: readNice() });
+      return ch.insertLines(...args);
+    },
+  };
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'read-flush-'));
+  // Its own ingest log and a flush timer that never fires in the test: only the read's barrier flushes.
+  const service = anotherService(
+    { ...app, stores: { ...app.stores, ch: recording } },
+    { ingestLog: { ...app.config.ingestLog!, directory }, ingestFlushIntervalMs: 600_000 },
+  );
+  try {
+    const { project, key } = await setUpProject(service);
+    await startRun(service, key, { agent_name: 'flushed-for-a-read' });
+    await asRead(Date.now() + 30_000, 13, () => service.writer.flushed(project.id));
+    expect(scopes.length).toBeGreaterThan(0);
+    expect(scopes).toEqual(scopes.map(() => ({ timeLeftMs: Infinity, nice: 0 })));
+  } finally {
+    await service.ingest.drain();
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
 });
