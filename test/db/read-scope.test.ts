@@ -58,7 +58,7 @@ it('answers a read whose time is up before its statement may start, without runn
   expect(seen).toContain(13);
 });
 
-it("runs a flush that a read waits for as ingest's: its inserts have no read's time and no read's priority", async () => {
+it("runs a flush that a read waits for as ingest's: its inserts have no read's time, no read's priority", async () => {
   // The real store, with the scope each insert of the flush runs in written down.
   const scopes: { timeLeftMs: number; nice: number }[] = [];
   const { ch } = app.stores;
