@@ -143,12 +143,18 @@ describe('the export', () => {
       expect((await postBatch(app, project.key, runs)).status).toBe(200);
     }
     await startRun(app, project.key, { agent_name: 'hourly', timestamp: new Date(hour - 3_000_000).toISOString() });
-    for (const limit of [1, 299, 400, 1000]) {
+    // Within an hour, a whole hour, several hours, all 1,500 runs, more than there are; and none at all.
+    for (const limit of [1, 299, 300, 400, 1000, 1500, 2000]) {
       const query = { agent_name: 'hourly', limit, from: new Date(hour - 6 * 3_600_000).toISOString() };
       const exported = jsonLines(await exportRuns(query));
-      expect(exported).toEqual(await listed(query));
-      expect(exported).toHaveLength(limit);
+      // The list's pages hold 1,000 runs at most: the export is the list's first pages, one after the other.
+      const pages = await Promise.all(
+        [0, 1000].map((offset) => listed({ ...query, offset, limit: Math.min(1000, Math.max(1, limit - offset)) })),
+      );
+      expect(exported).toEqual([...pages[0], ...(limit > 1000 ? pages[1] : [])]);
+      expect(exported).toHaveLength(Math.min(limit, 1500));
     }
+    expect(jsonLines(await exportRuns({ agent_name: 'nobody', limit: 10 }))).toEqual([]);
   }, 60_000);
 
   it.each<[string, Record<string, string>, string]>([
