@@ -20,10 +20,10 @@ export const asRead = <T>(deadlineMs: number, nice: number, work: () => Promise<
   scope.run({ deadlineMs, nice }, work);
 
 /**
- * Runs work that no read owns outside any read's scope: work a read may start but others share, such as a flush of the
- * ingest log that the read waits for. Started within the read, its statements would run as the read's (in the reads'
- * queue of connections, at the read's nice value, stopped once the read's time is up), and every writer and reader
- * waiting for the same flush would wait on it.
+ * Runs work that no read owns outside any read's scope: work a read may start but others share, such as a flush of
+ * the ingest log that the read waits for. Started within the read, its statements would run as the read's (at the
+ * read's nice value; on the embedded engine also in the reads' queue of connections, stopped once the read's time is
+ * up), and every writer and reader waiting for the same flush would wait on it.
  */
 export const outsideRead = <T>(work: () => T): T => scope.exit(work);
 

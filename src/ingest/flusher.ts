@@ -54,7 +54,7 @@ export class Flusher {
   flush(): Promise<void> {
     if (!this.pass) {
       this.passCovers = this.options.acknowledgedLsn();
-      // A pass is everyone's: the read that asks for it waits for it, but its inserts are ingest's (read-scope.ts).
+      // A pass is everyone's: the read that asks for it waits for it, but its statements are ingest's (read-scope.ts).
       this.pass = outsideRead(() => this.flushSealed()).finally(() => (this.pass = undefined));
       return this.pass;
     }

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { within } from '../clock';
-import { StoreUnavailableError } from '../errors';
+import { AppError, StoreUnavailableError } from '../errors';
 import { toClickHouseTime, type ClickHouseStore } from '../db/clickhouse';
 import { readTimeLeftMs } from '../db/read-scope';
 import type { LatestRunRow, RunKey } from '../runs/store';
@@ -84,6 +84,19 @@ export function boundedBarrier(flushed: RunWriter['flushed'], waitMs: number): R
   };
 }
 
+/**
+ * A failed flush as the requests waiting for it are answered: a store's answer as it is (503 with Retry-After); any
+ * other failure (the log's files, a bug) as the log being unavailable, with the failure as its cause (logged with the
+ * answer). The writes are safe in the log and the next pass tries them again, so the request may be retried; a
+ * failure that recurs shows in the backlog, which /readyz reports. Never a 500 for a request that only waited.
+ */
+function asUnavailable(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const unavailable = new StoreUnavailableError('ingest log', 'recent writes could not be flushed; retry', 1);
+  unavailable.cause = error;
+  return unavailable;
+}
+
 /** Runs the head holds at most (~600 bytes of heap each). */
 const MAX_HEAD_RUNS = 2_000_000;
 
@@ -159,7 +172,7 @@ export function openLogWriter({
    * (if no earlier pass did), and flushes segments oldest first. The barrier lets go once that segment is in
    * ClickHouse, not when the pass ends: a read does not wait for the segments sealed after its own, which hold writes
    * acknowledged after it began (under heavy ingest a pass holds several). It fails, as the pass does, when
-   * ClickHouse cannot store the segments before it.
+   * ClickHouse cannot store the segments before it, or the pass fails otherwise (a 503 either way: asUnavailable).
    */
   async function flushUpTo(lsn: number): Promise<void> {
     while (flushedLsn < lsn) {
@@ -170,6 +183,8 @@ export function openLogWriter({
       pass.catch(() => undefined);
       try {
         await Promise.race([segmentFlushed, pass]);
+      } catch (error) {
+        throw asUnavailable(error);
       } finally {
         waiters.delete(waiter);
       }

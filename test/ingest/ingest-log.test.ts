@@ -2,8 +2,9 @@
 // timer is not waited for), a restart replays the log before /readyz says ready, any mix of dates lands, and a row
 // the engine refuses is set aside without failing the other rows of its flush.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { toClickHouseTime } from '../../src/db/clickhouse';
+import { toClickHouseTime, type ClickHouseStore } from '../../src/db/clickhouse';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
@@ -95,6 +96,45 @@ describe('read-your-writes', () => {
     expect(await rowCount('live_runs', other.project.id)).toBe(0);
     await app.writer.flushed(other.project.id);
     expect(await rowCount('live_runs', other.project.id)).toBe(1);
+  });
+});
+
+describe('a flush that fails', () => {
+  it("for a reason not the store's: a read waiting for it gets 503 with Retry-After; writes land after", async () => {
+    // The real store, whose inserts fail with an error of no store (as the log's own files or a bug would) at first.
+    let failing = true;
+    const { ch } = app.stores;
+    const failingFirst: ClickHouseStore = {
+      ...ch,
+      insertLines: (...args) => (failing ? Promise.reject(new Error('not a store error')) : ch.insertLines(...args)),
+    };
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'failing-flush-'));
+    const service = anotherService(
+      { ...app, stores: { ...app.stores, ch: failingFirst } },
+      { ingestLog: { ...app.config.ingestLog!, directory } },
+    );
+    try {
+      const { project, key } = await setUpProject(service);
+      const run = await startRun(service, key, { agent_name: 'waits' });
+      const read = await service.http.get(`/projects/${project.id}/agent/runs`).set(keyAuth(key));
+      // The pass's own failure, not the barrier's wait running out.
+      expect({
+        status: read.status,
+        code: read.body.error?.code,
+        message: read.body.error?.message,
+        retryAfter: read.headers['retry-after'],
+      }).toEqual({
+        status: 503,
+        code: 'unavailable',
+        message: 'ingest log is unavailable: recent writes could not be flushed; retry',
+        retryAfter: '1',
+      });
+      failing = false;
+      expect((await listRuns(service, key, project.id)).ids).toEqual([run.id]);
+    } finally {
+      await service.ingest.drain();
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
 
