@@ -13,6 +13,13 @@ import { deleteReplaced, insertLines, STORE_ORDER } from './store-lines';
 // ClickHouse refuses an insert spanning more partitions than max_partitions_per_insert_block (100 by default):
 // a segment's rows are inserted in chunks of at most this many partitions, so that any mix of dates lands.
 const MAX_PARTITIONS_PER_INSERT = 100;
+/**
+ * The rows' text an insert carries at most (a row bigger than this is an insert alone). While it inserts, the engine
+ * holds about ten times an insert's text (parsed columns, the projections' and views' blocks), and the three tables'
+ * inserts run at once: a segment of 150,000 rows inserted whole took ~400 MiB at the peak of a big OTLP export
+ * (BENCHMARKS.md). At 4 MiB an insert still holds thousands of rows, and the flush's rate is unchanged.
+ */
+export const MAX_INSERT_BYTES = 4 * 1024 * 1024;
 
 export interface FlusherOptions {
   log: IngestLog;
@@ -26,14 +33,33 @@ export interface FlusherOptions {
   acknowledgedLsn: () => number;
 }
 
+/** Lines in runs of at most MAX_INSERT_BYTES (a longer line alone), in order. */
+function bySize(lines: readonly string[]): string[][] {
+  const chunks: string[][] = [];
+  let chunk: string[] = [];
+  let bytes = 0;
+  for (const line of lines) {
+    // Characters, not bytes: close enough for a bound (the rows' text is mostly ASCII).
+    if (chunk.length > 0 && bytes + line.length > MAX_INSERT_BYTES) {
+      chunks.push(chunk);
+      [chunk, bytes] = [[], 0];
+    }
+    chunk.push(line);
+    bytes += line.length + 1;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+
 /**
- * A table's lines in chunks of at most MAX_PARTITIONS_PER_INSERT partitions, in a fixed order (tokens depend on it).
+ * A table's lines in chunks of at most MAX_PARTITIONS_PER_INSERT partitions and MAX_INSERT_BYTES, in a fixed order:
+ * the chunks of a segment are the same whenever it is flushed (tokens depend on it).
  */
 function chunksOf(partitions: Map<string, string[]>): string[][] {
   const keys = [...partitions.keys()].sort();
   const chunks: string[][] = [];
   for (let i = 0; i < keys.length; i += MAX_PARTITIONS_PER_INSERT) {
-    chunks.push(keys.slice(i, i + MAX_PARTITIONS_PER_INSERT).flatMap((key) => partitions.get(key)!));
+    chunks.push(...bySize(keys.slice(i, i + MAX_PARTITIONS_PER_INSERT).flatMap((key) => partitions.get(key)!)));
   }
   return chunks;
 }

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { toClickHouseTime, type ClickHouseStore } from '../../src/db/clickhouse';
+import { MAX_INSERT_BYTES } from '../../src/ingest/flusher';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
@@ -32,6 +33,16 @@ afterAll(() => app.close());
 
 /** The same service over the same stores, with its own ingest log directory (a restarted process, in effect). */
 const serviceOn = (directory: string) => anotherService(app, { ingestLog: { ...app.config.ingestLog!, directory } });
+
+/** The same service over a wrapper of its ClickHouse store, with an ingest log of its own in a new directory. */
+function serviceOver(ch: ClickHouseStore, prefix: string) {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const service = anotherService(
+    { ...app, stores: { ...app.stores, ch } },
+    { ingestLog: { ...app.config.ingestLog!, directory } },
+  );
+  return { service, directory };
+}
 
 async function rowCount(table: string, projectId: string): Promise<number> {
   const [row] = await app.stores.ch.query<{ n: number }>({
@@ -108,11 +119,7 @@ describe('a flush that fails', () => {
       ...ch,
       insertLines: (...args) => (failing ? Promise.reject(new Error('not a store error')) : ch.insertLines(...args)),
     };
-    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'failing-flush-'));
-    const service = anotherService(
-      { ...app, stores: { ...app.stores, ch: failingFirst } },
-      { ingestLog: { ...app.config.ingestLog!, directory } },
-    );
+    const { service, directory } = serviceOver(failingFirst, 'failing-flush-');
     try {
       const { project, key } = await setUpProject(service);
       const run = await startRun(service, key, { agent_name: 'waits' });
@@ -240,6 +247,40 @@ describe('any mix of dates', () => {
     expect(await rowCount('runs', spread.project.id)).toBe(150);
     expect(await rowCount('runs', neighbour.project.id)).toBe(1);
     expect(await rowCount('live_runs', neighbour.project.id)).toBe(1);
+  });
+});
+
+describe('a big flush', () => {
+  it('goes into each table in inserts of at most MAX_INSERT_BYTES of rows, and every row lands once', async () => {
+    const inserts: { table: string; rows: number; bytes: number }[] = [];
+    const { ch } = app.stores;
+    const recording: ClickHouseStore = {
+      ...ch,
+      insertLines: (table, columns, lines, options) => {
+        inserts.push({ table, rows: lines.length, bytes: lines.join('\n').length });
+        return ch.insertLines(table, columns, lines, options);
+      },
+    };
+    const { service, directory } = serviceOver(recording, 'big-flush-');
+    try {
+      const { project, key } = await setUpProject(service);
+      // Three batches of 40 runs with 100 KB inputs: 12 MB of rows for `runs`, in one segment.
+      const runs = Array.from({ length: 40 }, (_, i) => ({
+        agent_name: 'big',
+        input: `${i}`.padEnd(100_000, 'x'),
+        status: 'completed',
+      }));
+      for (let batch = 0; batch < 3; batch += 1) expect((await postBatch(service, key, runs)).status).toBe(200);
+      await service.writer.flushed(project.id);
+      const runInserts = inserts.filter(({ table }) => table === 'runs');
+      expect(runInserts.length).toBeGreaterThanOrEqual(3);
+      expect(runInserts.reduce((sum, { rows }) => sum + rows, 0)).toBe(120);
+      expect(Math.max(...runInserts.map(({ bytes }) => bytes))).toBeLessThanOrEqual(MAX_INSERT_BYTES);
+      expect(await rowCount('runs', project.id)).toBe(120);
+    } finally {
+      await service.ingest.drain();
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,7 +1,9 @@
 // OTLP ingest keeps section 4's promises (contract §8): a store that cannot take a write answers 503 with
 // Retry-After and keeps nothing; spans acknowledged wait durably for their agent, through a restart and a kill -9;
 // spans whose agent never comes become runs of their own when their trace's assembly window ends.
+import { bigExport } from '../../bench/lib/big-export';
 import { createProjectKey } from '../../bench/lib/service-process';
+import { SPANS_PER_PART } from '../../src/otlp/mapping';
 import { finishedRowCount, getRun, listRuns } from '../ingest/run-helpers';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { serviceOfBlock } from '../support/child-service';
@@ -117,6 +119,38 @@ it('spans whose agent span never comes become runs of their own after OTLP_ASSEM
     { id: runOf(chatSpan).id, agent_name: 'support-bot', status: 'completed', total_steps: 1 },
   ]);
 });
+
+it('a big export is recorded at the flush pace: at its answer, all but its last two parts are stored', async () => {
+  // No timer flush, and segments far bigger than the export: only the export's own pacing flushes while it runs.
+  const paced = anotherService(app, {
+    ingestLog: { ...app.config.ingestLog!, directory: `${app.config.ingestLog!.directory}-paced` },
+    ingestFlushIntervalMs: 3_600_000,
+  });
+  try {
+    const { project, key } = await setUpProject(paced);
+    const parts = 4;
+    const res = await paced.http
+      .post('/v1/traces')
+      .set('Authorization', `Bearer ${key}`)
+      .set('Content-Type', 'application/x-protobuf')
+      .send(bigExport('paced', parts * SPANS_PER_PART));
+    expect(res.status).toBe(200);
+    // Read straight from ClickHouse, without the reads' barrier (which would flush the rest).
+    const stored = async () => {
+      const [row] = await app.stores.ch.query<{ n: number }>({
+        name: 'test.count_runs',
+        sql: 'SELECT count() AS n FROM runs WHERE project_id = {project_id:UUID}',
+        params: { project_id: project.id },
+      });
+      return Number(row.n);
+    };
+    expect(await stored()).toBeGreaterThanOrEqual((parts - 2) * SPANS_PER_PART);
+    await paced.writer.flushed(project.id);
+    expect(await stored()).toBe(parts * SPANS_PER_PART);
+  } finally {
+    await paced.ingest.drain();
+  }
+}, 90_000);
 
 it('a trace evicted from memory once assembled is read back for a re-export and for a late child', async () => {
   const { project, key } = await setUpProject(app);
