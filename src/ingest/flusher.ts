@@ -4,6 +4,7 @@
 // not stored twice.
 import fs from 'node:fs';
 import type { Logger } from 'pino';
+import { inChunks } from '../chunks';
 import { isInputError, type ClickHouseStore } from '../db/clickhouse';
 import { outsideRead } from '../db/read-scope';
 import type { IngestLog, SealedSegment } from './log';
@@ -33,24 +34,6 @@ export interface FlusherOptions {
   acknowledgedLsn: () => number;
 }
 
-/** Lines in runs of at most MAX_INSERT_BYTES (a longer line alone), in order. */
-function bySize(lines: readonly string[]): string[][] {
-  const chunks: string[][] = [];
-  let chunk: string[] = [];
-  let bytes = 0;
-  for (const line of lines) {
-    // Characters, not bytes: close enough for a bound (the rows' text is mostly ASCII).
-    if (chunk.length > 0 && bytes + line.length > MAX_INSERT_BYTES) {
-      chunks.push(chunk);
-      [chunk, bytes] = [[], 0];
-    }
-    chunk.push(line);
-    bytes += line.length + 1;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
-}
-
 /**
  * A table's lines in chunks of at most MAX_PARTITIONS_PER_INSERT partitions and MAX_INSERT_BYTES, in a fixed order:
  * the chunks of a segment are the same whenever it is flushed (tokens depend on it).
@@ -59,7 +42,9 @@ function chunksOf(partitions: Map<string, string[]>): string[][] {
   const keys = [...partitions.keys()].sort();
   const chunks: string[][] = [];
   for (let i = 0; i < keys.length; i += MAX_PARTITIONS_PER_INSERT) {
-    chunks.push(...bySize(keys.slice(i, i + MAX_PARTITIONS_PER_INSERT).flatMap((key) => partitions.get(key)!)));
+    const lines = keys.slice(i, i + MAX_PARTITIONS_PER_INSERT).flatMap((key) => partitions.get(key)!);
+    // A line and its newline, in characters: close enough to bytes for a bound (the rows' text is mostly ASCII).
+    chunks.push(...inChunks(lines, (line) => line.length + 1, MAX_INSERT_BYTES));
   }
   return chunks;
 }

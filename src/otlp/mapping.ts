@@ -1,6 +1,7 @@
 // An export's body to the spans runs and steps are made of, by trace: decoded, validated with the route's zod
 // schemas, mapped (genai.ts), span by span for protobuf. A pure function of the body: it runs in a worker thread
 // (mapping-pool.ts).
+import { inChunks } from '../chunks';
 import { exportGroups } from './decode';
 import { mapSpan, resourceLabelsOf, serviceOf, type TraceSpan } from './genai';
 
@@ -40,27 +41,10 @@ export const isMappedExport = (value: unknown): value is MappedExport =>
   typeof (value as MappedExport).parts?.[Symbol.iterator] === 'function' &&
   Array.isArray((value as MappedExport).rejections);
 
-/** Traces in parts of at most `spans` spans each (a bigger trace is a part alone), in order. */
-function inParts<T extends { spans: readonly unknown[] }>(traces: readonly T[], spans: number): T[][] {
-  const parts: T[][] = [];
-  let part: T[] = [];
-  let size = 0;
-  for (const trace of traces) {
-    if (part.length > 0 && size + trace.spans.length > spans) {
-      parts.push(part);
-      [part, size] = [[], 0];
-    }
-    part.push(trace);
-    size += trace.spans.length;
-  }
-  if (part.length > 0) parts.push(part);
-  return parts;
-}
-
 /** The export mapped, its parts ready (mapping on the event loop, when there are no workers). */
 export function mapExport(body: Buffer, mediaType: string, nowMs: number): MappedExport {
   const { traces, rejections } = mapTraces(body, mediaType, nowMs);
-  return { parts: inParts(traces, SPANS_PER_PART), rejections };
+  return { parts: inChunks(traces, (trace) => trace.spans.length, SPANS_PER_PART), rejections };
 }
 
 function mapTraces(body: Buffer, mediaType: string, nowMs: number): MappedTraces {

@@ -407,14 +407,16 @@ export function otlpService({
    */
   function flushPacing(projectId: string): () => Promise<void> {
     let first = true;
-    const flushes: Promise<void>[] = [];
+    // The flush of the parts recorded before the last one.
+    let flushing: Promise<void> | undefined;
     return async () => {
       if (first) {
         first = false;
         return;
       }
-      flushes.push(writer.flushed(projectId).catch(() => undefined));
-      if (flushes.length > 1) await flushes.shift();
+      const before = flushing;
+      flushing = writer.flushed(projectId).catch(() => undefined);
+      await before;
     };
   }
 
