@@ -7,7 +7,7 @@ import ts from 'typescript';
 const ROOT = path.resolve(__dirname, '..');
 const SRC = path.join(ROOT, 'src');
 // Imported by anyone; they import no capability themselves.
-const SHARED = new Set(['db', 'http', 'clock', 'config', 'errors', 'ids', 'background', 'logger']);
+const SHARED = new Set(['db', 'http', 'clock', 'config', 'errors', 'ids', 'background', 'logger', 'chunks']);
 // The wiring: they assemble the capabilities, so they import all of them.
 const WIRING = new Set(['app', 'main', 'jobs', 'write-openapi']);
 
