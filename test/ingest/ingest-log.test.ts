@@ -20,7 +20,9 @@ import {
   postSteps,
   readRun,
   startRun,
+  storedRowCount,
   TEST_ENV,
+  type StoredTable,
   tool,
 } from './run-helpers';
 
@@ -44,14 +46,7 @@ function serviceOver(ch: ClickHouseStore, prefix: string) {
   return { service, directory };
 }
 
-async function rowCount(table: string, projectId: string): Promise<number> {
-  const [row] = await app.stores.ch.query<{ n: number }>({
-    name: 'test.count',
-    sql: `SELECT count() AS n FROM ${table} WHERE project_id = {project_id:UUID}`,
-    params: { project_id: projectId },
-  });
-  return Number(row.n);
-}
+const rowCount = (table: StoredTable, projectId: string) => storedRowCount(app.stores.ch, table, projectId);
 
 describe('read-your-writes', () => {
   it('every read right after a write sees it: run, steps, run list, summary, health', async () => {

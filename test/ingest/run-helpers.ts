@@ -1,5 +1,5 @@
 // Shared helpers of the ingest and run-read tests: calls through the real HTTP API, step builders, row counts.
-import { toClickHouseTime } from '../../src/db/clickhouse';
+import { toClickHouseTime, type ClickHouseStore } from '../../src/db/clickhouse';
 import type { TestApp } from '../support/app';
 
 export { expectError, expectFieldError, TIMESTAMP, UUID_V7 } from '../support/assertions';
@@ -88,6 +88,21 @@ export async function listRuns(app: TestApp, key: string, projectId: string) {
     ids: (res.body as { id: string }[]).map((run) => run.id),
     runs: res.body as Record<string, unknown>[],
   };
+}
+
+export type StoredTable = 'runs' | 'run_steps' | 'live_runs';
+
+/**
+ * A project's rows in a table as ClickHouse holds them now: read straight from it, without the reads' wait for the
+ * ingest log's flush (which would store the rest), and without FINAL.
+ */
+export async function storedRowCount(ch: ClickHouseStore, table: StoredTable, projectId: string): Promise<number> {
+  const [row] = await ch.query<{ n: number | string }>({
+    name: 'test.count',
+    sql: `SELECT count() AS n FROM ${table} WHERE project_id = {project_id:UUID}`,
+    params: { project_id: projectId },
+  });
+  return Number(row.n);
 }
 
 /** Raw rows of a run in `runs` (no FINAL: a duplicate written twice shows as 2). */

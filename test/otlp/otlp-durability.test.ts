@@ -4,7 +4,7 @@
 import { bigExport } from '../../bench/lib/big-export';
 import { createProjectKey } from '../../bench/lib/service-process';
 import { SPANS_PER_PART } from '../../src/otlp/mapping';
-import { finishedRowCount, getRun, listRuns } from '../ingest/run-helpers';
+import { finishedRowCount, getRun, listRuns, storedRowCount } from '../ingest/run-helpers';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { serviceOfBlock } from '../support/child-service';
 import { setUpProject } from '../support/fixtures';
@@ -135,15 +135,7 @@ it('a big export is recorded at the flush pace: at its answer, all but its last 
       .set('Content-Type', 'application/x-protobuf')
       .send(bigExport('paced', parts * SPANS_PER_PART));
     expect(res.status).toBe(200);
-    // Read straight from ClickHouse, without the reads' barrier (which would flush the rest).
-    const stored = async () => {
-      const [row] = await app.stores.ch.query<{ n: number }>({
-        name: 'test.count_runs',
-        sql: 'SELECT count() AS n FROM runs WHERE project_id = {project_id:UUID}',
-        params: { project_id: project.id },
-      });
-      return Number(row.n);
-    };
+    const stored = () => storedRowCount(app.stores.ch, 'runs', project.id);
     expect(await stored()).toBeGreaterThanOrEqual((parts - 2) * SPANS_PER_PART);
     await paced.writer.flushed(project.id);
     expect(await stored()).toBe(parts * SPANS_PER_PART);

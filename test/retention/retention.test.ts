@@ -6,6 +6,7 @@ import { dropEmptiedParts } from '../../src/db/emptied-parts';
 import { startTestApp, type TestApp } from '../support/app';
 import { expectError, expectFieldError } from '../support/assertions';
 import { bearer, createApiKey, registerUser } from '../support/fixtures';
+import { storedRowCount } from '../ingest/run-helpers';
 
 let app: TestApp;
 let admin: Awaited<ReturnType<typeof registerUser>>;
@@ -42,16 +43,7 @@ async function projectWithRuns(retentionDays?: number) {
   return { project: created.body as { id: string; retention_days: number }, key, sent };
 }
 
-const count = async (table: 'runs' | 'run_steps', projectId: string) =>
-  Number(
-    (
-      await app.stores.ch.query<{ n: string }>({
-        name: 'test.count',
-        sql: `SELECT count() AS n FROM ${table} WHERE project_id = {project_id:UUID}`,
-        params: { project_id: projectId },
-      })
-    )[0].n,
-  );
+const count = (table: 'runs' | 'run_steps', projectId: string) => storedRowCount(app.stores.ch, table, projectId);
 
 describe('retention_days on projects', () => {
   it('defaults to 400, is set on create and PATCH, and shows in the list', async () => {

@@ -9,7 +9,7 @@ import { alertProject, finishedRun } from '../alerts/helpers';
 import { startReceiver, type Receiver } from '../alerts/notify-helpers';
 import { LOCAL_RECEIVER, startTestApp, type TestApp } from '../support/app';
 import { bearer, createApiKey, registerUser } from '../support/fixtures';
-import { finishedRowCount, startRun, TEST_ENV } from '../ingest/run-helpers';
+import { finishedRowCount, startRun, storedRowCount, TEST_ENV } from '../ingest/run-helpers';
 
 const INSTANCES = 3;
 // On a busy machine a round, its delivery and the next round's resolution take seconds each.
@@ -132,12 +132,7 @@ it('retention deletes once: one instance runs the pass', async () => {
     await stop();
   }
   expect(logged('retention: expired rows deleted')).toHaveLength(1);
-  const [left] = await first.stores.ch.query<{ n: number }>({
-    name: 'test.count',
-    sql: 'SELECT count() AS n FROM runs WHERE project_id = {project_id:UUID}',
-    params: { project_id: created.body.id },
-  });
-  expect(Number(left.n)).toBe(0);
+  expect(await storedRowCount(first.stores.ch, 'runs', created.body.id)).toBe(0);
 });
 
 it('the abandon job abandons once: one finished row, one pass that marked it', async () => {
