@@ -40,7 +40,7 @@ const startThread = (heapMb: number) => {
     : new Worker(WORKER_FILE, { resourceLimits });
 };
 
-/** A worker's serialized parts, each decoded when it is taken, its bytes let go then. */
+/** A worker's serialized parts, each decoded when taken and dropped then (V8 frees its bytes when it collects it). */
 function* decodedInTurn(parts: Uint8Array[]): Generator<MappedTrace[]> {
   for (let i = 0; i < parts.length; i += 1) {
     const part = v8.deserialize(parts[i]) as MappedTrace[];
