@@ -33,17 +33,14 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-/** The same service over the same stores, with its own ingest log directory (a restarted process, in effect). */
-const serviceOn = (directory: string) => anotherService(app, { ingestLog: { ...app.config.ingestLog!, directory } });
+/** The same service over the same stores (or a wrapper of its ClickHouse store), with its own ingest log directory. */
+const serviceOn = (directory: string, ch = app.stores.ch) =>
+  anotherService({ ...app, stores: { ...app.stores, ch } }, { ingestLog: { ...app.config.ingestLog!, directory } });
 
 /** The same service over a wrapper of its ClickHouse store, with an ingest log of its own in a new directory. */
 function serviceOver(ch: ClickHouseStore, prefix: string) {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  const service = anotherService(
-    { ...app, stores: { ...app.stores, ch } },
-    { ingestLog: { ...app.config.ingestLog!, directory } },
-  );
-  return { service, directory };
+  return { service: serviceOn(directory, ch), directory };
 }
 
 const rowCount = (table: StoredTable, projectId: string) => storedRowCount(app.stores.ch, table, projectId);
