@@ -21,6 +21,7 @@ const SERVER_MODE_TESTS = [
   'ingest/fault',
   'ingest/ingest-log',
   'ingest/crash',
+  'db/settled-reads',
   'reports/reports',
   'reports/limits',
   'reports/live-gap',

@@ -7,6 +7,7 @@ import { AppError, OverloadError, StoreUnavailableError } from '../errors';
 import { connectionPool, type PoolPolicy, type StatementClient } from './chdb-pool';
 import { streamOverSession } from './chdb-stream';
 import { readAbortSignal, readNice, readTimeLeftMs } from './read-scope';
+import { settledReads, type SettledRange } from './settled-reads';
 import { layoutSettings, SINGLE, type ClickHouseLayout } from './topology';
 
 export interface QueryLimits {
@@ -43,6 +44,12 @@ export interface ClickHouseStore {
   /** The server's layout (single for the embedded engine): how migrations render, what a DELETE names. */
   layout: ClickHouseLayout;
   query<Row>(query: ClickHouseQuery): Promise<Row[]>;
+  /**
+   * A read whose answer depends only on the rows of `range`: answered again from memory while the parts that can
+   * hold them stay the same (settled-reads.ts), read as `query` where the layout does not allow that. The rows may be
+   * shared with other callers: they are not to be changed.
+   */
+  querySettled<Row>(query: ClickHouseQuery, range: SettledRange): Promise<Row[]>;
   /**
    * The result's bytes as the engine writes them, read as the stream is read (backpressure reaches the engine, so
    * memory does not grow with the result). Resolves once the query has started: a query the engine refuses rejects
@@ -217,26 +224,33 @@ function overClient(client: StatementClient, layout: ClickHouseLayout, streamer:
     }
   }
 
-  return {
+  async function query<Row>({ name, sql, params, limits }: ClickHouseQuery): Promise<Row[]> {
+    const settings = readLimitSettings(limits, name);
+    const abortSignal = readAbortSignal();
+    try {
+      const result = await client.query({
+        query: sql,
+        query_params: params,
+        format: 'JSONEachRow',
+        clickhouse_settings: { log_comment: name, ...settings },
+        abort_signal: abortSignal,
+      });
+      return await result.json<Row>();
+    } catch (error) {
+      // No longer waited for: the read's time is up.
+      if (abortSignal?.aborted) throw readTimedOut(name);
+      throw toStoreError(error, name);
+    }
+  }
+
+  // Kept results are one server's: see settled-reads.ts. Both read through the store's `query` as it is when they
+  // run, as every other read does.
+  const settled = layout.topology === 'single' ? settledReads((read) => store.query(read)) : undefined;
+
+  const store: ClickHouseStore = {
     layout,
-    async query<Row>({ name, sql, params, limits }: ClickHouseQuery) {
-      const settings = readLimitSettings(limits, name);
-      const abortSignal = readAbortSignal();
-      try {
-        const result = await client.query({
-          query: sql,
-          query_params: params,
-          format: 'JSONEachRow',
-          clickhouse_settings: { log_comment: name, ...settings },
-          abort_signal: abortSignal,
-        });
-        return await result.json<Row>();
-      } catch (error) {
-        // No longer waited for: the read's time is up.
-        if (abortSignal?.aborted) throw readTimedOut(name);
-        throw toStoreError(error, name);
-      }
-    },
+    query,
+    querySettled: settled ?? ((read) => store.query(read)),
     async stream(query) {
       try {
         return await streamer(query, { log_comment: query.name, ...limitSettings(query.limits), ...query.settings });
@@ -270,6 +284,7 @@ function overClient(client: StatementClient, layout: ClickHouseLayout, streamer:
     },
     close: () => client.close(),
   };
+  return store;
 }
 
 /** DateTime64 values travel as `YYYY-MM-DD hh:mm:ss.mmm` in UTC. */

@@ -11,13 +11,15 @@ interface ReadScope {
   deadlineMs: number;
   /** The nice value (0 to 19) of the engine's threads while they run the read's statements. */
   nice: number;
+  /** What the read's statements share (onceInRead). */
+  shared: Map<string, unknown>;
 }
 
 const scope = new AsyncLocalStorage<ReadScope>();
 
 /** Runs a read that must be answered by `deadlineMs`, its statements at `nice`. */
 export const asRead = <T>(deadlineMs: number, nice: number, work: () => Promise<T>): Promise<T> =>
-  scope.run({ deadlineMs, nice }, work);
+  scope.run({ deadlineMs, nice, shared: new Map() }, work);
 
 /**
  * Runs work that no read owns outside any read's scope: work a read may start but others share, such as a flush of
@@ -46,3 +48,14 @@ export function readAbortSignal(): AbortSignal | undefined {
 
 /** The nice value of the read under way; 0 (the process's own priority) outside a read. */
 export const readNice = (): number => scope.getStore()?.nice ?? 0;
+
+/**
+ * The value `make` gives, made once per read under way and shared by its statements (a look at the store they all
+ * rely on); made each time outside a read.
+ */
+export function onceInRead<T>(key: string, make: () => T): T {
+  const shared = scope.getStore()?.shared;
+  if (!shared) return make();
+  if (!shared.has(key)) shared.set(key, make());
+  return shared.get(key) as T;
+}

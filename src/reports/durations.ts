@@ -13,6 +13,9 @@
 // planning, which the sides then share the cores for (docs/reports.md); their counts are added up, and the ranks
 // found, here.
 import { TupleParam } from '@clickhouse/client';
+import { HOUR_MS } from '../clock';
+import { fromClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
+import type { SettledRange } from '../db/settled-reads';
 import { AppError } from '../errors';
 import {
   AS_DAILY_ROLLUP_COLUMNS,
@@ -238,8 +241,34 @@ function ranksOf(level: number, finished: number) {
   return { lower, upper: Math.min(lower + 1, finished), fraction: h - Math.trunc(h) };
 }
 
-/** Runs a statement with its name and parameters (the report service's query, with its limits). */
-export type RunQuery = <Row>(name: string, sql: string, params: Record<string, unknown>) => Promise<Row[]>;
+/**
+ * Runs a statement with its name and parameters (the report service's query, with its limits). A statement that
+ * reads only the finished rows of `runs` that started in `settled` (whole hours of the past) may be answered again
+ * from memory while the parts holding them stay the same (ClickHouseStore.querySettled).
+ */
+export type RunQuery = <Row>(
+  name: string,
+  sql: string,
+  params: Record<string, unknown>,
+  settled?: SettledRange,
+) => Promise<Row[]>;
+
+/** The RunQuery of a store, with the reports' limits. */
+export const reportQuery =
+  (ch: ClickHouseStore, limits: QueryLimits): RunQuery =>
+  (name, sql, params, settled) =>
+    settled ? ch.querySettled({ name, sql, params, limits }, settled) : ch.query({ name, sql, params, limits });
+
+/**
+ * What the whole days and hours of a report's windows read: rows that started in [window_start, the last whole hour
+ * of window_end). The days and hours sides read no other rows (rollups.ts); a read without a window has none.
+ */
+function settledPart(params: Record<string, unknown>): SettledRange | undefined {
+  const [start, end] = [params.window_start, params.window_end];
+  if (typeof start !== 'string' || typeof end !== 'string') return undefined;
+  const wholeHoursEnd = Math.floor(fromClickHouseTime(end).getTime() / HOUR_MS) * HOUR_MS;
+  return { table: 'runs', from: fromClickHouseTime(start), to: new Date(wholeHoursEnd) };
+}
 
 /** A group's identity in JavaScript: its key values, in the keys' order. */
 export const groupIdentity = (keys: GroupKeys, row: Record<string, unknown>) =>
@@ -277,7 +306,11 @@ export async function readPercentiles(
   grain: Grain,
 ): Promise<Map<string, GroupPercentiles>> {
   const readSides = (name: string, statements: readonly (SideStatement & { params: Record<string, unknown> })[]) =>
-    Promise.all(statements.map(({ side, sql, params }) => query<SideRow>(`${name}.${side}`, sql, params)));
+    Promise.all(
+      statements.map(({ side, sql, params }) =>
+        query<SideRow>(`${name}.${side}`, sql, params, side === 'rows' ? undefined : settledPart(params)),
+      ),
+    );
 
   async function readOnce(): Promise<Map<string, GroupPercentiles> | undefined> {
     const bucketStatements = selectBucketCounts(keys, filters, grain).map((statement) => ({ ...statement, params }));

@@ -11,6 +11,7 @@ import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import type { Run } from '../runs/model';
 import { EITHER_TABLE_SELECT, storedRun, toRun, type FinishedRunRow, type RunningRunRow } from '../runs/tables';
 import type { RunQuery } from './durations';
+import type { SettledRange } from '../db/settled-reads';
 import { fromProjection, hourWindowParams, inWindowHours, outsideWindowHours } from './rollups';
 import {
   countedByRows,
@@ -44,9 +45,10 @@ const projectionHourCounts = (filters: readonly RunFilter[]) => sql`
 /**
  * How many finished runs of the window [window_start, window_end) match, per hour. The whole hours
  * [hours_start, hours_end) are counted by a projection, named in the read, unless a filter has no key there
- * (countedByRows: then the hours are an empty range, and the projection's read is left out, whose filters would be
- * planned and their subqueries run all the same: a rare `q`'s count at 10 M runs, 596 → 416 ms); the rest from rows.
- * Projections cannot answer the raw side: it is planned without looking for them (NO_PROJECTION_LOOKUP).
+ * (countedByRows: then they are counted from rows, by selectWholeHourCountsByRows or, with `q`, here as an empty
+ * range of hours, and the projection's read is left out, whose filters would be planned and their subqueries run all
+ * the same: a rare `q`'s count at 10 M runs, 596 → 416 ms); the rest from rows. Projections cannot answer the raw
+ * side: it is planned without looking for them (NO_PROJECTION_LOOKUP).
  */
 export const selectFinishedHourCounts = (filters: readonly RunFilter[]) => sql`
   SELECT hour, sum(runs) AS runs
@@ -60,6 +62,19 @@ export const selectFinishedHourCounts = (filters: readonly RunFilter[]) => sql`
       ${NO_PROJECTION_LOOKUP})
     GROUP BY hour)
   GROUP BY hour`;
+
+/**
+ * How many finished runs of the window's whole hours [hours_start, hours_end) match, per hour, counted from rows: for
+ * filters `run_counts` has no key for. A statement of its own, over hours of the past: read again, while the data parts
+ * of those hours stay the same, it is answered from memory (src/db/settled-reads.ts), so the next page of a search,
+ * or the same search again, reads only the window's edges and its running runs.
+ */
+export const selectWholeHourCountsByRows = (filters: readonly RunFilter[]) => sql`
+  SELECT ${HOUR} AS hour, count() AS runs
+  FROM runs
+  WHERE ${IN_WINDOW} AND ${inWindowHours('timestamp')}${runFilters(filters, 'finished')}
+  GROUP BY hour
+  ${RAW_ONLY}`;
 
 /**
  * How many running runs of the window match, per hour: a statement of its own, read beside the finished runs' counts
@@ -190,13 +205,26 @@ export function pageHours(counts: readonly HourCount[], { offset, limit }: Page)
   return { hours, skipped };
 }
 
-/** The parameters of the list's statements: the window, its whole hours (unless counted by rows), the filters. */
+/**
+ * Whether the whole hours of a list counted from rows are a statement of their own (selectWholeHourCountsByRows). Not
+ * with `q`: each statement would search the window's text for its matches (Q_MATCHES), twice the work of one.
+ */
+const wholeHoursApart = (used: readonly RunFilter[]) => countedByRows(used) && !used.includes('q');
+
+/**
+ * The parameters of the list's statements: the window, its whole hours (an empty range at its end with `q`, whose
+ * count reads every hour from rows in one statement), the filters.
+ */
 function listParams(projectId: string, window: TimeRange, filters: RunFilterValues, now: Date) {
   const used = usedFilters(filters);
-  return {
-    used,
-    params: { ...hourWindowParams(projectId, window, now, countedByRows(used)), ...filterParams(filters, used) },
-  };
+  const byRows = countedByRows(used) && !wholeHoursApart(used);
+  return { used, params: { ...hourWindowParams(projectId, window, now, byRows), ...filterParams(filters, used) } };
+}
+
+/** What the whole hours' count by rows reads: the finished rows of `runs` that started in them; none without one. */
+function wholeHoursRead(params: Record<string, unknown>): SettledRange | undefined {
+  const [from, to] = [params.hours_start, params.hours_end].map((time) => fromClickHouseTime(String(time)));
+  return from < to ? { table: 'runs', from, to } : undefined;
 }
 
 /**
@@ -211,11 +239,15 @@ export async function readHourCounts(
   now: Date,
 ): Promise<{ counts: HourCount[]; total: number }> {
   const { used, params } = listParams(projectId, window, filters, now);
+  const wholeHours = wholeHoursApart(used) ? wholeHoursRead(params) : undefined;
   const counts = sumByHour(
     (
       await Promise.all([
         query<HourCount>('reports.runs_per_hour', selectFinishedHourCounts(used), params),
         query<HourCount>('reports.running_runs_per_hour', selectLiveHourCounts(used), params),
+        wholeHours
+          ? query<HourCount>('reports.runs_per_whole_hour', selectWholeHourCountsByRows(used), params, wholeHours)
+          : [],
       ])
     ).flat(),
   );

@@ -5,6 +5,7 @@ import { AppError } from '../errors';
 import { STORABLE_TIMES } from '../http/schemas';
 import type { RetainedFrom } from '../retention/cutoffs';
 import * as q from './queries';
+import { reportQuery } from './durations';
 import { readMeasures } from './measures';
 import { alone, reportShape, windowParams, type ReportShape, type ReportWindows } from './rollups';
 import type { RunFilterValues } from './run-filters';
@@ -97,8 +98,7 @@ export function reportService(
   retainedFrom: RetainedFrom,
   rawMaxRuns: number,
 ) {
-  const query = <Row>(name: string, sql: string, params: Record<string, unknown>) =>
-    ch.query<Row>({ name, sql, params, limits });
+  const query = reportQuery(ch, limits);
   const runsPerHour = runRates(query, clock);
 
   /**

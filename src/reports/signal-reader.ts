@@ -5,7 +5,7 @@
 // rules, not with the rules, and a 30-day window costs about what a day does.
 import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import { STORABLE_TIMES } from '../http/schemas';
-import type { RunQuery } from './durations';
+import { reportQuery } from './durations';
 import { readMeasures, type MeasureRow } from './measures';
 import { GROUP_KEYS } from './queries';
 import { alone, reportShape, windowParams } from './rollups';
@@ -22,7 +22,7 @@ import { retainedPart, storedSince } from './window-runs';
 type ScopedRow = MeasureRow & { window_index: number; all_agents: number | boolean; agent_name: string };
 
 export function signalReader(ch: ClickHouseStore, limits: QueryLimits) {
-  const query: RunQuery = (name, sql, params) => ch.query({ name, sql, params, limits });
+  const query = reportQuery(ch, limits);
 
   /**
    * The scopes of short windows, in one raw pass over the longest of them: their rows by scopeKey. With a user, the

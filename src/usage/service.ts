@@ -4,7 +4,7 @@ import type { Clock } from '../clock';
 import { toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import { resolveWindows } from '../reports/service';
 import type { RetainedFrom } from '../retention/cutoffs';
-import type { RunQuery } from '../reports/durations';
+import { reportQuery } from '../reports/durations';
 import { readMeasures } from '../reports/measures';
 import { GROUP_KEYS, timeseriesKeys } from '../reports/queries';
 import { alone, reportShape, windowParams } from '../reports/rollups';
@@ -82,7 +82,7 @@ function totalsOf(rows: readonly UsageRow[], starts: readonly number[]): UsageTo
 }
 
 export function usageService(ch: ClickHouseStore, clock: Clock, limits: QueryLimits, retainedFrom: RetainedFrom) {
-  const query: RunQuery = (name, sql, params) => ch.query({ name, sql, params, limits });
+  const query = reportQuery(ch, limits);
 
   /**
    * Each agent's spend and tokens per bucket, as the time series reads its measures (reports/measures.ts): whole

@@ -11,6 +11,7 @@ import {
   SELECT_NEWEST_KEYS,
   selectFinishedHourCounts,
   selectLiveHourCounts,
+  selectWholeHourCountsByRows,
   selectPageKeys,
   selectPageRows,
 } from '../../src/reports/run-list';
@@ -39,6 +40,7 @@ const STATEMENTS: Record<string, string> = {
   'runs.page-rows.live': selectPageRows(['live']),
   // Finding runs (contract §11): filters counted from rows, the text search's keys; the export, with steps.
   'runs.per-hour.search': selectFinishedHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
+  'runs.per-whole-hour.search': selectWholeHourCountsByRows(['tag', 'tool_name', 'min_duration_ms', 'max_cost_usd']),
   'runs.per-hour.running.search': selectLiveHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
   'runs.export.steps': selectExport({ tag: ['prod'], q: 'refund' }, 'native', true),
   'runs.export.csv': selectExport({}, 'json', false),

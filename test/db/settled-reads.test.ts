@@ -1,0 +1,105 @@
+// Reads over settled data (src/db/settled-reads.ts) on the real engine: answered again from memory while the data
+// parts of their range stay the same, read again once an insert, a merge or a delete changes them; and a report whose
+// whole days were read before answers what its runs are after a run is added to one of those days.
+import { randomUUID } from 'node:crypto';
+import { toClickHouseTime } from '../../src/db/clickhouse';
+import { startTestApp, type TestApp } from '../support/app';
+import { bearer, setUpProject } from '../support/fixtures';
+import { insertFinishedRowOnly, postBatch } from '../ingest/run-helpers';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+const DAY_MS = 86_400_000;
+// A stretch of the past that no other test writes runs into.
+const range = { table: 'runs', from: new Date('2019-03-01T00:00:00Z'), to: new Date('2019-03-08T00:00:00Z') };
+
+/**
+ * A settled read whose answer differs at every reading: the same answer twice means the second was kept, not read.
+ * It claims to read the runs of `range` alone, as a report's whole days do.
+ */
+const fresh = async () => {
+  const [row] = await app.stores.ch.querySettled<{ value: string }>(
+    { name: 'test.fresh', sql: 'SELECT toString(generateUUIDv4()) AS value' },
+    range,
+  );
+  return row.value;
+};
+
+/** A finished run's row of its own project, started at `at`: a part of its own in `runs`. */
+const insertRun = (at: Date) =>
+  insertFinishedRowOnly(app, randomUUID(), { id: randomUUID(), timestamp: at.toISOString(), agentName: 'a' }, 5);
+
+it('answers from memory while the parts of its range stay the same, and reads again once they change', async () => {
+  const first = await fresh();
+  expect(await fresh()).toBe(first);
+  // A run outside the range: its part has no row the read could read.
+  await insertRun(new Date('2019-03-09T12:00:00Z'));
+  expect(await fresh()).toBe(first);
+  // A run inside it.
+  await insertRun(new Date('2019-03-02T12:00:00Z'));
+  const afterInsert = await fresh();
+  expect(afterInsert).not.toBe(first);
+  expect(await fresh()).toBe(afterInsert);
+  // A merge makes new parts of the old ones.
+  await app.stores.ch.command('OPTIMIZE TABLE runs PARTITION 201903 FINAL');
+  const afterMerge = await fresh();
+  expect(afterMerge).not.toBe(afterInsert);
+  // A lightweight DELETE (retention's, a deleted project's) changes the parts it touches.
+  await app.stores.ch.command(
+    "DELETE FROM runs WHERE timestamp >= {from:DateTime64(3, 'UTC')} AND timestamp < {to:DateTime64(3, 'UTC')}",
+    { from: toClickHouseTime(range.from), to: toClickHouseTime(range.to) },
+  );
+  expect(await fresh()).not.toBe(afterMerge);
+});
+
+it("counts a run added to a 30-day summary's whole days read before, in its figures and percentiles", async () => {
+  const { project, key } = await setUpProject(app);
+  const now = app.clock.now().getTime();
+  const window = { from: new Date(now - 30 * DAY_MS).toISOString(), to: new Date(now).toISOString() };
+  const summary = async () =>
+    (await app.http.get(`/projects/${project.id}/agent/summary`).query(window).set(bearer(key)).expect(200)).body
+      .current;
+  /** A finished run started `daysAgo` days ago, in the window's whole days. */
+  const finishedRun = (daysAgo: number, durationMs: number) => {
+    const start = now - daysAgo * DAY_MS;
+    const [timestamp, finished_at] = [start, start + durationMs].map((ms) => new Date(ms).toISOString());
+    return { agent_name: 'planner', timestamp, status: 'completed', finished_at };
+  };
+  await postBatch(app, key, [finishedRun(10, 100), finishedRun(10, 200), finishedRun(11, 300)]).expect(200);
+  const before = await summary();
+  expect(await summary()).toEqual(before);
+  expect(before).toMatchObject({ total_runs: 3, duration_p50_ms: 200 });
+  // One more run, in a day read before, longer than the others.
+  await postBatch(app, key, [finishedRun(12, 900)]).expect(200);
+  const after = await summary();
+  expect(after).toMatchObject({ total_runs: 4, duration_p50_ms: 250 });
+  // Between the third and the fourth duration: 300 + 0.97 × 600.
+  expect(after.duration_p99_ms).toBeCloseTo(882, 6);
+});
+
+it('counts a run added to an hour a filtered run list counted before, in X-Total-Count and on its page', async () => {
+  const { project, key } = await setUpProject(app);
+  const now = app.clock.now().getTime();
+  const window = { from: new Date(now - 7 * DAY_MS).toISOString(), to: new Date(now).toISOString(), tag: 'prod' };
+  const list = () => app.http.get(`/projects/${project.id}/agent/runs`).query(window).set(bearer(key)).expect(200);
+  /** A finished run started `hoursAgo` hours ago, in the window's whole hours, with `tags`. */
+  const finishedRun = (hoursAgo: number, tags: string[]) => {
+    const start = now - hoursAgo * 3_600_000;
+    const [timestamp, finished_at] = [start, start + 50].map((ms) => new Date(ms).toISOString());
+    return { agent_name: 'planner', timestamp, status: 'completed', finished_at, tags };
+  };
+  await postBatch(app, key, [finishedRun(30, ['prod']), finishedRun(40, ['prod']), finishedRun(50, ['dev'])]).expect(
+    200,
+  );
+  const before = await list();
+  expect(before.headers['x-total-count']).toBe('2');
+  expect((await list()).body).toEqual(before.body);
+  await postBatch(app, key, [finishedRun(35, ['prod', 'eu'])]).expect(200);
+  const after = await list();
+  expect(after.headers['x-total-count']).toBe('3');
+  expect(after.body.map((run: { tags: string[] }) => run.tags)).toEqual([['prod'], ['prod', 'eu'], ['prod']]);
+});
