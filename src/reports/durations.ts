@@ -13,7 +13,8 @@
 // planning, which the sides then share the cores for (docs/reports.md); their counts are added up, and the ranks
 // found, here.
 import { TupleParam } from '@clickhouse/client';
-import type { ClickHouseStore, QueryLimits } from '../db/clickhouse';
+import { HOUR_MS } from '../clock';
+import { fromClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import type { SettledRange } from '../db/settled-reads';
 import { AppError } from '../errors';
 import {
@@ -24,7 +25,6 @@ import {
   IN_WHOLE_HOURS,
   IN_WHOLE_HOURS_OUTSIDE_DAYS,
   OUTSIDE_WHOLE_HOURS,
-  settledHours,
 } from './rollups';
 import { andEach, sql, whereAll } from './sql';
 import { finishedRunsOfWindow, RAW_ONLY } from './window-runs';
@@ -259,6 +259,17 @@ export const reportQuery =
   (name, sql, params, settled) =>
     settled ? ch.querySettled({ name, sql, params, limits }, settled) : ch.query({ name, sql, params, limits });
 
+/**
+ * What the whole days and hours of a report's windows read: rows that started in [window_start, the last whole hour
+ * of window_end). The days and hours sides read no other rows (rollups.ts); a read without a window has none.
+ */
+function settledPart(params: Record<string, unknown>): SettledRange | undefined {
+  const [start, end] = [params.window_start, params.window_end];
+  if (typeof start !== 'string' || typeof end !== 'string') return undefined;
+  const wholeHoursEnd = Math.floor(fromClickHouseTime(end).getTime() / HOUR_MS) * HOUR_MS;
+  return { table: 'runs', from: fromClickHouseTime(start), to: new Date(wholeHoursEnd) };
+}
+
 /** A group's identity in JavaScript: its key values, in the keys' order. */
 export const groupIdentity = (keys: GroupKeys, row: Record<string, unknown>) =>
   JSON.stringify(Object.keys(keys).map((name) => row[name]));
@@ -297,7 +308,7 @@ export async function readPercentiles(
   const readSides = (name: string, statements: readonly (SideStatement & { params: Record<string, unknown> })[]) =>
     Promise.all(
       statements.map(({ side, sql, params }) =>
-        query<SideRow>(`${name}.${side}`, sql, params, side === 'rows' ? undefined : settledHours(params)),
+        query<SideRow>(`${name}.${side}`, sql, params, side === 'rows' ? undefined : settledPart(params)),
       ),
     );
 

@@ -1,15 +1,8 @@
 // The measures of a report per group, by the cheaper of two paths: one pass over the raw rows of the windows, or
 // the rollups (queries.ts) with the exact percentiles of durations.ts read beside them and put in their place.
 import { groupIdentity, readPercentiles, type GroupKeys, type Grain, type RunQuery } from './durations';
-import {
-  isPercentileMeasure,
-  selectMeasuresPer,
-  selectWholeHourPartials,
-  summaryFilters,
-  wholeHourTuples,
-  type SummaryFilter,
-} from './queries';
-import { settledHours, type ReportShape } from './rollups';
+import { isPercentileMeasure, selectMeasuresPer, summaryFilters, type SummaryFilter } from './queries';
+import type { ReportShape } from './rollups';
 import { percentileLevel, type Measure } from './signals';
 
 export interface MeasuresRead {
@@ -27,32 +20,18 @@ export interface MeasuresRead {
 
 export type MeasureRow = Record<string, unknown>;
 
-/**
- * The measures that are not percentiles, per group. With rollups, the whole hours' partials first (a statement over
- * hours of the past, kept while their data parts stay the same), then the measures, with those partials passed back.
- */
-async function readCounters(query: RunQuery, read: MeasuresRead, measures: readonly Measure[]) {
-  const { name, keys, filters, shape, params } = read;
-  const statement = selectMeasuresPer(keys, measures, filters, shape);
-  if (shape === 'raw') return query<MeasureRow>(name, statement, params);
-  const wholeHours = await query<MeasureRow>(
-    `${name}.whole_hours`,
-    selectWholeHourPartials(keys, measures, filters),
-    params,
-    settledHours(params),
-  );
-  return query<MeasureRow>(name, statement, { ...params, whole_hours: wholeHourTuples(keys, measures, wholeHours) });
-}
-
 /** One row per group with runs, holding its keys and the measures asked for. */
 export async function readMeasures(query: RunQuery, read: MeasuresRead): Promise<MeasureRow[]> {
-  const { keys, measures, filters, shape, grain, params } = read;
+  const { name, keys, measures, filters, shape, grain, params } = read;
   const percentiles = measures.filter(isPercentileMeasure);
-  if (shape === 'raw' || percentiles.length === 0) return readCounters(query, read, measures);
+  if (shape === 'raw' || percentiles.length === 0)
+    return query<MeasureRow>(name, selectMeasuresPer(keys, measures, filters, shape), params);
   // The counters need a statement of their own unless the percentiles' finished count is all they are.
   const counters = measures.filter((measure) => !isPercentileMeasure(measure));
   const [rows, byGroup] = await Promise.all([
-    counters.some((measure) => measure !== 'finished_runs') ? readCounters(query, read, counters) : Promise.resolve([]),
+    counters.some((measure) => measure !== 'finished_runs')
+      ? query<MeasureRow>(name, selectMeasuresPer(keys, counters, filters, shape), params)
+      : Promise.resolve([]),
     readPercentiles(
       query,
       keys,

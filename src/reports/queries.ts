@@ -2,14 +2,12 @@
 // statement over one window), and the run list. Values are always bound parameters; the only variable SQL text is
 // picked from fixed, allow-listed fragments (measures, filters, bucket sizes). Every statement as ClickHouse
 // receives it is in test/reports/golden.
-import { TupleParam } from '@clickhouse/client';
 import { AS_ROLLUP_COLUMNS, fromProjection, IN_WHOLE_HOURS, OUTSIDE_WHOLE_HOURS, type ReportShape } from './rollups';
 import {
   combinePartials,
   isPercentile,
   MEASURES,
   partialsOf,
-  passedPartial,
   selectMeasures,
   selectPartials,
   type Measure,
@@ -77,72 +75,28 @@ const partialsOver = (runs: string, keys: GroupKeys, partials: readonly PartialA
   ) ${whereAll(filters)}
   GROUP BY ${keyNames(keys)}`;
 
-/** The rollups' projection for a read's keys and filters: per agent, or of all agents. */
-const hourlyProjection = (keys: GroupKeys, filters: Filters) =>
-  fromProjection(readsAgent(keys, filters) ? 'hourly' : 'hourly_all_agents');
-
 /**
- * The partials per group of the windows' whole hours, from the hourly projection of `runs`: a statement of its own,
- * over hours of the past, whose answer is kept while the data parts of those hours stay the same
- * (ClickHouseStore.querySettled; measures.ts passes it back to rollupPartials). Its aggregates are the projection's
- * own expressions, which is what lets ClickHouse answer it from there. Decimals arrive as their exact text.
+ * The partials per group from the hourly projection of `runs` for the windows' whole hours, added up with one pass
+ * over the rest: the finished runs of the partial hours at the windows' edges, and the running runs. The first
+ * SELECT's aggregates are the projection's own expressions, which is what lets ClickHouse answer it from there; it
+ * is a subquery of its own because a WITH at the head of a UNION would define its aliases for every SELECT of it.
  */
-export function selectWholeHourPartials(
-  keys: GroupKeys,
-  measures: readonly Measure[],
-  filters: readonly SummaryFilter[],
-) {
-  const conditions = summaryFilters(filters);
-  return sql`
-    ${AS_ROLLUP_COLUMNS}
-    SELECT ${keyColumns(keys)},
-      ${selectPartials(partialsOf(measures).filter(rolledUp), 'rollup')}
-    FROM runs
-    WHERE ${IN_WHOLE_HOURS}${andEach(conditions)}
-    GROUP BY ${keyNames(keys)}
-    ${hourlyProjection(keys, conditions)}, output_format_json_quote_decimals = 1`;
-}
-
-/** The parameter that passes selectWholeHourPartials' rows back: a tuple per group, its keys, then its partials. */
-const wholeHoursParam = (keys: GroupKeys, partials: readonly RollupPartial[]) => {
-  const types = [...Object.values(keys).map((key) => key.type), ...partials.map((p) => passedPartial(p, '').type)];
-  return `{whole_hours:Array(Tuple(${types.join(', ')}))}`;
-};
-
-/** selectWholeHourPartials' rows as the values of wholeHoursParam, for measures.ts. */
-export const wholeHourTuples = (keys: GroupKeys, measures: readonly Measure[], rows: readonly object[]) => {
-  const columns = [
-    ...Object.keys(keys),
-    ...partialsOf(measures)
-      .filter(rolledUp)
-      .map((partial) => `p_${partial}`),
-  ];
-  return rows.map((row) => new TupleParam(columns.map((name) => (row as Record<string, unknown>)[name])));
-};
-
-/**
- * The partials per group of the windows' whole hours, passed back as {whole_hours:…} (selectWholeHourPartials' rows),
- * added up with one pass over the rest: the finished runs of the partial hours at the windows' edges, and the running
- * runs.
- */
-const rollupPartials = (keys: GroupKeys, partials: readonly RollupPartial[], filters: Filters) => {
-  const keyCount = Object.keys(keys).length;
-  const passedBack = [
-    ...Object.keys(keys).map((name, i) => `tupleElement(whole_hour, ${i + 1}) AS ${name}`),
-    ...partials.map((partial, i) => passedPartial(partial, `tupleElement(whole_hour, ${keyCount + i + 1})`).sql),
-  ];
-  return sql`
-    SELECT ${keyNames(keys)},
-      ${combinePartials(partials)}
-    FROM (
-      SELECT
-        ${passedBack.join(',\n')}
-      FROM (SELECT arrayJoin(${wholeHoursParam(keys, partials)}) AS whole_hour)
-      UNION ALL
-      SELECT * FROM (
-        ${partialsOver(runsOfWindow([OUTSIDE_WHOLE_HOURS]), keys, partials, filters)}))
-    GROUP BY ${keyNames(keys)}`;
-};
+const rollupPartials = (keys: GroupKeys, partials: readonly RollupPartial[], filters: Filters) => sql`
+  SELECT ${keyNames(keys)},
+    ${combinePartials(partials)}
+  FROM (
+    SELECT * FROM (
+      ${AS_ROLLUP_COLUMNS}
+      SELECT ${keyColumns(keys)},
+        ${selectPartials(partials, 'rollup')}
+      FROM runs
+      WHERE ${IN_WHOLE_HOURS}${andEach(filters)}
+      GROUP BY ${keyNames(keys)}
+      ${fromProjection(readsAgent(keys, filters) ? 'hourly' : 'hourly_all_agents')})
+    UNION ALL
+    SELECT * FROM (
+      ${partialsOver(runsOfWindow([OUTSIDE_WHOLE_HOURS]), keys, partials, filters)}))
+  GROUP BY ${keyNames(keys)}`;
 
 /** The partials of the measures per group, over the runs of both windows; with rollups, without the percentiles. */
 const partialsPerGroup = (keys: GroupKeys, measures: readonly Measure[], filters: Filters, shape: ReportShape) =>
@@ -242,3 +196,15 @@ export const timeseriesKeys = (unit: BucketUnit) => {
  */
 export const selectTimeseries = (filters: readonly SummaryFilter[], unit: BucketUnit, shape: ReportShape) =>
   selectMeasuresPer(timeseriesKeys(unit), TIMESERIES_MEASURES, filters, shape);
+
+/**
+ * Per agent and window, every health measure; the service keeps the previous window's total_runs only. Same
+ * parameters as the summary.
+ */
+export const selectHealth = (shape: ReportShape, filters: readonly SummaryFilter[] = []) => sql`
+  SELECT agent_name, is_current,
+    ${selectMeasures(HEALTH_MEASURES)}
+  FROM (
+    ${partialsPerGroup(GROUP_KEYS, HEALTH_MEASURES, summaryFilters(filters), shape)}
+  )
+  ${shape === 'raw' ? RAW_ONLY : ''}`;

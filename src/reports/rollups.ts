@@ -2,8 +2,7 @@
 // `runs` (one row per agent and hour, schema/clickhouse/0002_run_rollups.sql), and only the partial hours at
 // their edges, the running runs and the exact percentiles from raw rows. Values always travel as bound parameters.
 import { DAY_MS, HOUR_MS } from '../clock';
-import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
-import type { SettledRange } from '../db/settled-reads';
+import { toClickHouseTime } from '../db/clickhouse';
 import { sql } from './sql';
 import { runInputs, storedSince, timeParam, type TimeRange } from './window-runs';
 
@@ -171,15 +170,3 @@ export const inWholeHoursOutsideDays = (column: string) => sql`
       OR (${column} >= ${CURRENT_DAYS_END} AND ${column} < ${CURRENT_END}))`;
 /** The whole hours of both windows outside their whole days, in the terms of AS_ROLLUP_COLUMNS. */
 export const IN_WHOLE_HOURS_OUTSIDE_DAYS = inWholeHoursOutsideDays('run_timestamp');
-
-/**
- * What a read of a report's whole hours and days reads, for ClickHouseStore.querySettled: the finished rows of `runs`
- * that started in [window_start, the last whole hour of window_end). Every whole hour and day of the windows lies
- * there (and a run list's [hours_start, hours_end)); a read without a window has none.
- */
-export function settledHours(params: Record<string, unknown>): SettledRange | undefined {
-  const [start, end] = [params.window_start, params.window_end];
-  if (typeof start !== 'string' || typeof end !== 'string') return undefined;
-  const wholeHoursEnd = Math.floor(fromClickHouseTime(end).getTime() / HOUR_MS) * HOUR_MS;
-  return { table: 'runs', from: fromClickHouseTime(start), to: new Date(wholeHoursEnd) };
-}

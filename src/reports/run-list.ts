@@ -11,7 +11,8 @@ import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import type { Run } from '../runs/model';
 import { EITHER_TABLE_SELECT, storedRun, toRun, type FinishedRunRow, type RunningRunRow } from '../runs/tables';
 import type { RunQuery } from './durations';
-import { fromProjection, hourWindowParams, inWindowHours, outsideWindowHours, settledHours } from './rollups';
+import type { SettledRange } from '../db/settled-reads';
+import { fromProjection, hourWindowParams, inWindowHours, outsideWindowHours } from './rollups';
 import {
   countedByRows,
   filterParams,
@@ -220,6 +221,12 @@ function listParams(projectId: string, window: TimeRange, filters: RunFilterValu
   return { used, params: { ...hourWindowParams(projectId, window, now, byRows), ...filterParams(filters, used) } };
 }
 
+/** What the whole hours' count by rows reads: the finished rows of `runs` that started in them; none without one. */
+function wholeHoursRead(params: Record<string, unknown>): SettledRange | undefined {
+  const [from, to] = [params.hours_start, params.hours_end].map((time) => fromClickHouseTime(String(time)));
+  return from < to ? { table: 'runs', from, to } : undefined;
+}
+
 /**
  * How many runs of the window match the filters, per hour, newest hour first (the finished runs' and the running
  * runs' counts, read at once and added up), and in all.
@@ -232,7 +239,7 @@ export async function readHourCounts(
   now: Date,
 ): Promise<{ counts: HourCount[]; total: number }> {
   const { used, params } = listParams(projectId, window, filters, now);
-  const wholeHours = wholeHoursApart(used) && params.hours_start < params.hours_end ? settledHours(params) : undefined;
+  const wholeHours = wholeHoursApart(used) ? wholeHoursRead(params) : undefined;
   const counts = sumByHour(
     (
       await Promise.all([

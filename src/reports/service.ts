@@ -227,15 +227,12 @@ export function reportService(
     async health(projectId: string, sent: ReportWindows, filters: ReportFilters = {}): Promise<HealthEntry[]> {
       const windows = retained(sent, await retainedFrom(projectId));
       const used = usedFilters({ user_id: filters.user_id });
-      const rows = (await readMeasures(query, {
-        name: 'reports.health',
-        keys: q.GROUP_KEYS,
-        measures: q.HEALTH_MEASURES,
-        grain: 'day',
-        filters: used,
-        shape: await shapeOf(projectId, windows, used),
-        params: { ...windowParams(projectId, windows, clock.now()), ...filterParams({ user_id: filters.user_id }) },
-      })) as (Record<string, unknown> & { agent_name: string; is_current: unknown; total_runs: number })[];
+      const rows = await query<
+        Record<string, unknown> & { agent_name: string; is_current: unknown; total_runs: number }
+      >('reports.health', q.selectHealth(await shapeOf(projectId, windows, used), used), {
+        ...windowParams(projectId, windows, clock.now()),
+        ...filterParams({ user_id: filters.user_id }),
+      });
       const byAgent = new Map<string, HealthEntry>();
       for (const row of rows) {
         const entry = byAgent.get(row.agent_name) ?? {

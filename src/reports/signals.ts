@@ -21,11 +21,6 @@ interface PartialDefinition {
   rollup?: string;
   /** How the parts of one group, from rollups and raw rows, are put together. */
   combine?: 'sum' | 'groupUniqArrayArray';
-  /**
-   * How a rollup partial travels when the service passes it back to the engine (queries.ts): a count, a decimal as
-   * its exact text, or a set of names.
-   */
-  passed?: 'UInt64' | 'decimal' | 'Array(String)';
   /** A duration percentile's level: the levels asked for are computed by one aggregate (see selectPartials). */
   level?: number;
 }
@@ -37,25 +32,23 @@ const RUN_COST = 'toDecimal128(least(run_cost, 1e14), 12)';
 
 export const PARTIALS = {
   // Rollups hold finished runs only: the running ones are always read raw, from live_runs.
-  runs: { raw: 'count()', rollup: 'count()', combine: 'sum', passed: 'UInt64' },
-  finished: { raw: 'countIf(run_finished)', rollup: 'count()', combine: 'sum', passed: 'UInt64' },
-  completed: { raw: 'countIf(run_completed)', rollup: 'countIf(run_completed)', combine: 'sum', passed: 'UInt64' },
-  loops: { raw: 'countIf(run_loop)', rollup: 'countIf(run_loop)', combine: 'sum', passed: 'UInt64' },
-  cost: { raw: `sumIf(${RUN_COST}, run_finished)`, rollup: `sum(${RUN_COST})`, combine: 'sum', passed: 'decimal' },
-  tokens: { raw: 'sumIf(run_tokens, run_finished)', rollup: 'sum(run_tokens)', combine: 'sum', passed: 'UInt64' },
-  steps: { raw: 'sum(run_steps)', rollup: 'sum(run_steps)', combine: 'sum', passed: 'UInt64' },
-  tool_calls: { raw: 'sum(run_tool_calls)', rollup: 'sum(run_tool_calls)', combine: 'sum', passed: 'UInt64' },
+  runs: { raw: 'count()', rollup: 'count()', combine: 'sum' },
+  finished: { raw: 'countIf(run_finished)', rollup: 'count()', combine: 'sum' },
+  completed: { raw: 'countIf(run_completed)', rollup: 'countIf(run_completed)', combine: 'sum' },
+  loops: { raw: 'countIf(run_loop)', rollup: 'countIf(run_loop)', combine: 'sum' },
+  cost: { raw: `sumIf(${RUN_COST}, run_finished)`, rollup: `sum(${RUN_COST})`, combine: 'sum' },
+  tokens: { raw: 'sumIf(run_tokens, run_finished)', rollup: 'sum(run_tokens)', combine: 'sum' },
+  steps: { raw: 'sum(run_steps)', rollup: 'sum(run_steps)', combine: 'sum' },
+  tool_calls: { raw: 'sum(run_tool_calls)', rollup: 'sum(run_tool_calls)', combine: 'sum' },
   agent_names: {
     raw: 'groupUniqArray(run_agent)',
     rollup: 'groupUniqArray(run_agent)',
     combine: 'groupUniqArrayArray',
-    passed: 'Array(String)',
   },
   tool_names: {
     raw: 'groupUniqArrayArray(run_tool_names)',
     rollup: 'groupUniqArrayArray(run_tool_names)',
     combine: 'groupUniqArrayArray',
-    passed: 'Array(String)',
   },
   // quantileExactInclusive interpolates linearly between closest ranks (numpy's default, percentile_cont).
   duration_p50: { level: 0.5 },
@@ -92,13 +85,6 @@ export function selectPartials(partials: readonly PartialAggregate[], source: 'r
     .filter((partial) => !isPercentile(partial))
     .map((partial) => `${(PARTIALS[partial] as PartialDefinition)[source]} AS ${column(partial)}`);
   return [...others, ...selectPercentiles(partials.filter(isPercentile))].join(',\n');
-}
-
-/** A rollup partial passed back: its type in a parameter, and `value` (that element) read as the partial again. */
-export function passedPartial(partial: RollupPartial, value: string): { type: string; sql: string } {
-  const passed = PARTIALS[partial].passed;
-  if (passed === 'decimal') return { type: 'String', sql: `toDecimal128(${value}, 12) AS ${column(partial)}` };
-  return { type: passed, sql: `${value} AS ${column(partial)}` };
 }
 
 /** `sum(p_runs) AS p_runs`, a line each: the parts of one group put together. */

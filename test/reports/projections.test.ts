@@ -3,15 +3,7 @@
 // window is long. The query plans say which projections each statement reads.
 import { TupleParam } from '@clickhouse/client';
 import { selectBucketCounts, selectDurationCounts } from '../../src/reports/durations';
-import {
-  GROUP_KEYS,
-  HEALTH_MEASURES,
-  SUMMARY_FILTERS,
-  SUMMARY_MEASURES,
-  TIMESERIES_MEASURES,
-  selectWholeHourPartials,
-  timeseriesKeys,
-} from '../../src/reports/queries';
+import { GROUP_KEYS, SUMMARY_FILTERS, selectHealth, selectSummary, selectTimeseries } from '../../src/reports/queries';
 import { windowParams } from '../../src/reports/rollups';
 import { selectFinishedHourCounts } from '../../src/reports/run-list';
 import { startTestApp, type TestApp } from '../support/app';
@@ -55,22 +47,11 @@ const cellParams = { buckets: [64], cells: [new TupleParam([1, 64])] };
 
 it.each([
   // Each read names its projection (a tie in marks to read, as over these few runs, would leave the choice open).
-  // The counters' whole hours (measures.ts passes them back to the statement of the rest).
-  ['the summary of all agents', selectWholeHourPartials(summaryKeys, SUMMARY_MEASURES, []), {}, ['hourly_all_agents']],
-  ['the summary of one agent', selectWholeHourPartials(summaryKeys, SUMMARY_MEASURES, ['agent_name']), {}, ['hourly']],
-  ['health', selectWholeHourPartials(GROUP_KEYS, HEALTH_MEASURES, []), {}, ['hourly']],
-  [
-    'the time series by the hour',
-    selectWholeHourPartials(timeseriesKeys('hour'), TIMESERIES_MEASURES, []),
-    {},
-    ['hourly_all_agents'],
-  ],
-  [
-    'the time series of one agent by the day',
-    selectWholeHourPartials(timeseriesKeys('day'), TIMESERIES_MEASURES, ['agent_name']),
-    {},
-    ['hourly'],
-  ],
+  ['the summary of all agents', selectSummary([], 'rollups'), {}, ['hourly_all_agents']],
+  ['the summary of one agent', selectSummary(['agent_name'], 'rollups'), {}, ['hourly']],
+  ['health', selectHealth('rollups'), {}, ['hourly']],
+  ['the time series by the hour', selectTimeseries([], 'hour', 'rollups'), {}, ['hourly_all_agents']],
+  ['the time series of one agent by the day', selectTimeseries(['agent_name'], 'day', 'rollups'), {}, ['hourly']],
   [
     "the percentiles' buckets of a window's days",
     selectBucketCounts(summaryKeys, [], 'day')[0].sql,

@@ -51,15 +51,9 @@ async function read(rawMaxRuns: number, report: string, query: Record<string, st
   };
 }
 
-/**
- * Whether the report read the rollups: a statement sent names its projection (src/reports/rollups.ts), or the look at
- * the data parts came first whose kept answers a rollup read reuses (src/db/settled-reads.ts: raw reads keep none).
- */
+/** Whether a statement sent reads a rollup: each such read names its projection (src/reports/rollups.ts). */
 const readsRollups = () =>
-  sent.some(
-    ({ name, sql }) =>
-      name === 'settled.parts' || (name !== 'reports.run_rate' && sql.includes('preferred_optimize_projection_name')),
-  );
+  sent.some(({ name, sql }) => name !== 'reports.run_rate' && sql.includes('preferred_optimize_projection_name'));
 
 it.each(['summary', 'health', 'timeseries'])(
   "a 30-day %s of a project of few runs reads raw rows, as the rollups' figures",

@@ -1,4 +1,4 @@
-SELECT is_current, agent_name,
+SELECT agent_name, is_current,
   p_runs AS total_runs,
   p_completed AS completed_runs,
   if(p_finished = 0, 0, p_completed / p_finished) AS completion_rate,
@@ -42,5 +42,5 @@ FROM (
           AND (timestamp, id) IN (SELECT timestamp, id FROM live_runs FINAL WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')}))
   )
   GROUP BY is_current, agent_name
-) AS partials
+)
 SETTINGS optimize_use_projections = 0

@@ -1,4 +1,4 @@
-SELECT is_current, agent_name,
+SELECT agent_name, is_current,
   p_runs AS total_runs,
   p_completed AS completed_runs,
   if(p_finished = 0, 0, p_completed / p_finished) AS completion_rate,
@@ -15,16 +15,32 @@ FROM (
     sum(p_cost) AS p_cost,
     sum(p_tokens) AS p_tokens
   FROM (
-    SELECT
-      tupleElement(whole_hour, 1) AS is_current,
-      tupleElement(whole_hour, 2) AS agent_name,
-      tupleElement(whole_hour, 3) AS p_runs,
-      tupleElement(whole_hour, 4) AS p_completed,
-      tupleElement(whole_hour, 5) AS p_finished,
-      tupleElement(whole_hour, 6) AS p_loops,
-      toDecimal128(tupleElement(whole_hour, 7), 12) AS p_cost,
-      tupleElement(whole_hour, 8) AS p_tokens
-    FROM (SELECT arrayJoin({whole_hours:Array(Tuple(UInt8, String, UInt64, UInt64, UInt64, UInt64, String, UInt64))}) AS whole_hour)
+    SELECT * FROM (
+      WITH
+        toStartOfHour(timestamp) AS run_timestamp,
+        agent_name AS run_agent,
+        status = 'completed' AS run_completed,
+        loop_detected AS run_loop,
+        total_cost_usd AS run_cost,
+        total_tokens AS run_tokens,
+        duration_ms AS run_duration_ms,
+        bitShiftLeft(bitShiftRight(duration_ms, toUInt8(greatest(log2(duration_ms), 5)) - 5), toUInt8(greatest(log2(duration_ms), 5)) - 5) AS run_duration_bucket,
+        total_steps AS run_steps,
+        tool_calls AS run_tool_calls,
+        tool_names AS run_tool_names
+      SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current, run_agent AS agent_name,
+        count() AS p_runs,
+        countIf(run_completed) AS p_completed,
+        count() AS p_finished,
+        countIf(run_loop) AS p_loops,
+        sum(toDecimal128(least(run_cost, 1e14), 12)) AS p_cost,
+        sum(run_tokens) AS p_tokens
+      FROM runs
+      WHERE project_id = {project_id:UUID}
+        AND ((run_timestamp >= {previous_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {previous_hours_end:DateTime64(3, 'UTC')})
+          OR (run_timestamp >= {current_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
+      GROUP BY is_current, agent_name
+      SETTINGS preferred_optimize_projection_name = 'hourly')
     UNION ALL
     SELECT * FROM (
       SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current, run_agent AS agent_name,
@@ -66,4 +82,4 @@ FROM (
       )
       GROUP BY is_current, agent_name))
   GROUP BY is_current, agent_name
-) AS partials
+)

@@ -6,11 +6,28 @@ FROM (
     sum(p_finished) AS p_finished,
     sum(p_completed) AS p_completed
   FROM (
-    SELECT
-      tupleElement(whole_hour, 1) AS is_current,
-      tupleElement(whole_hour, 2) AS p_finished,
-      tupleElement(whole_hour, 3) AS p_completed
-    FROM (SELECT arrayJoin({whole_hours:Array(Tuple(UInt8, UInt64, UInt64))}) AS whole_hour)
+    SELECT * FROM (
+      WITH
+        toStartOfHour(timestamp) AS run_timestamp,
+        agent_name AS run_agent,
+        status = 'completed' AS run_completed,
+        loop_detected AS run_loop,
+        total_cost_usd AS run_cost,
+        total_tokens AS run_tokens,
+        duration_ms AS run_duration_ms,
+        bitShiftLeft(bitShiftRight(duration_ms, toUInt8(greatest(log2(duration_ms), 5)) - 5), toUInt8(greatest(log2(duration_ms), 5)) - 5) AS run_duration_bucket,
+        total_steps AS run_steps,
+        tool_calls AS run_tool_calls,
+        tool_names AS run_tool_names
+      SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current,
+        count() AS p_finished,
+        countIf(run_completed) AS p_completed
+      FROM runs
+      WHERE project_id = {project_id:UUID}
+        AND ((run_timestamp >= {previous_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {previous_hours_end:DateTime64(3, 'UTC')})
+          OR (run_timestamp >= {current_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
+      GROUP BY is_current
+      SETTINGS preferred_optimize_projection_name = 'hourly_all_agents')
     UNION ALL
     SELECT * FROM (
       SELECT run_timestamp >= {current_start:DateTime64(3, 'UTC')} AS is_current,

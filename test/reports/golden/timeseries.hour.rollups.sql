@@ -19,17 +19,35 @@ FROM (
     sum(p_steps) AS p_steps,
     sum(p_tool_calls) AS p_tool_calls
   FROM (
-    SELECT
-      tupleElement(whole_hour, 1) AS bucket_start,
-      tupleElement(whole_hour, 2) AS p_runs,
-      tupleElement(whole_hour, 3) AS p_completed,
-      tupleElement(whole_hour, 4) AS p_finished,
-      tupleElement(whole_hour, 5) AS p_loops,
-      toDecimal128(tupleElement(whole_hour, 6), 12) AS p_cost,
-      tupleElement(whole_hour, 7) AS p_tokens,
-      tupleElement(whole_hour, 8) AS p_steps,
-      tupleElement(whole_hour, 9) AS p_tool_calls
-    FROM (SELECT arrayJoin({whole_hours:Array(Tuple(Int64, UInt64, UInt64, UInt64, UInt64, String, UInt64, UInt64, UInt64))}) AS whole_hour)
+    SELECT * FROM (
+      WITH
+        toStartOfHour(timestamp) AS run_timestamp,
+        agent_name AS run_agent,
+        status = 'completed' AS run_completed,
+        loop_detected AS run_loop,
+        total_cost_usd AS run_cost,
+        total_tokens AS run_tokens,
+        duration_ms AS run_duration_ms,
+        bitShiftLeft(bitShiftRight(duration_ms, toUInt8(greatest(log2(duration_ms), 5)) - 5), toUInt8(greatest(log2(duration_ms), 5)) - 5) AS run_duration_bucket,
+        total_steps AS run_steps,
+        tool_calls AS run_tool_calls,
+        tool_names AS run_tool_names
+      SELECT toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, INTERVAL 1 HOUR, 'UTC'), 3, 'UTC')) AS bucket_start,
+        count() AS p_runs,
+        countIf(run_completed) AS p_completed,
+        count() AS p_finished,
+        countIf(run_loop) AS p_loops,
+        sum(toDecimal128(least(run_cost, 1e14), 12)) AS p_cost,
+        sum(run_tokens) AS p_tokens,
+        sum(run_steps) AS p_steps,
+        sum(run_tool_calls) AS p_tool_calls
+      FROM runs
+      WHERE project_id = {project_id:UUID}
+        AND ((run_timestamp >= {previous_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {previous_hours_end:DateTime64(3, 'UTC')})
+          OR (run_timestamp >= {current_hours_start:DateTime64(3, 'UTC')} AND run_timestamp < {current_hours_end:DateTime64(3, 'UTC')}))
+        AND run_agent = {agent_name:String}
+      GROUP BY bucket_start
+      SETTINGS preferred_optimize_projection_name = 'hourly')
     UNION ALL
     SELECT * FROM (
       SELECT toUnixTimestamp64Milli(toDateTime64(toStartOfInterval(run_timestamp, INTERVAL 1 HOUR, 'UTC'), 3, 'UTC')) AS bucket_start,
