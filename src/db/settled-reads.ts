@@ -10,8 +10,13 @@
 // never comes back: a replaced part is never active again, and an added one stays, or its rows go on in the parts made
 // from it (a merge, a mutation), which lie in the range as it did. Only rows deleted for good within that moment —
 // an emptied part dropped, rows merged away after a lightweight DELETE — could leave a kept result counting them, as
-// a read at that moment does. The parts' time bounds come from the partition key's min-max index (seconds, so a part
-// is taken as reaching up to a second past its last row).
+// a read at that moment does.
+//
+// A part is known by its name and the time it was written (a name can come back after its partition was dropped and
+// the server restarted), and its rows' times by the partition key's min-max index: in seconds (so a part is taken as
+// reaching a second past its last row), and as a 32-bit DateTime, which cannot hold times before 1970 or after 2106:
+// a part whose bounds fall outside its own month (the table is partitioned by toYYYYMM of the time) is taken as
+// reaching every time.
 //
 // Only where one server's parts are the data read: on a replicated or cloud deployment a read and the look at the
 // parts may reach two replicas at different points of their replication, so no read is kept there (topology.ts).
@@ -19,7 +24,7 @@ import crypto from 'node:crypto';
 import type { ClickHouseQuery } from './clickhouse';
 import { onceInRead } from './read-scope';
 
-/** The rows of a table whose partition-key times (a run's start) lie in [from, to). */
+/** The rows of a table (partitioned by toYYYYMM of their time) whose times lie in [from, to). */
 export interface SettledRange {
   table: string;
   from: Date;
@@ -27,90 +32,96 @@ export interface SettledRange {
 }
 
 interface Part {
-  name: string;
+  /** The part's name and when it was written. */
+  id: string;
   /** Seconds since the epoch: the earliest and latest partition-key time of the part's rows, rounded down. */
   min: number;
   max: number;
+  /** Whether min and max are the rows' times (they lie in the part's month), not a 32-bit DateTime's wrap. */
+  bounded: boolean | number;
 }
 
 type Query = <Row>(query: ClickHouseQuery) => Promise<Row[]>;
 
-// Kept results are bounded by their values (rows and array elements), about 16–32 bytes each.
-const MAX_VALUES = 1_000_000;
+/** What kept results hold at most, in characters of their JSON (a result kept takes two to three times that). */
+const MAX_KEPT_CHARACTERS = 32 * 2 ** 20;
 
 // One thread: a few rows, ~1.5 ms more than a SELECT 1 (a read of every table's parts cost 11 ms of CPU).
 const ACTIVE_PARTS = `
-  SELECT name, toUnixTimestamp(min_time) AS min, toUnixTimestamp(max_time) AS max
+  SELECT concat(name, '@', toString(toUnixTimestamp(modification_time))) AS id,
+    toUnixTimestamp(min_time) AS min, toUnixTimestamp(max_time) AS max,
+    toString(toYYYYMM(min_time)) = partition_id AND toString(toYYYYMM(max_time)) = partition_id AS bounded
   FROM system.parts
   WHERE database = currentDatabase() AND table = {table:String} AND active
   SETTINGS max_threads = 1`;
 
-/** A result's weight: its rows and the elements of their arrays. */
-const valuesOf = (rows: readonly unknown[]) =>
-  rows.reduce<number>(
-    (sum, row) =>
-      sum + 1 + Object.values(row as object).reduce<number>((n, v) => n + (Array.isArray(v) ? v.length : 0), 0),
-    0,
-  );
+/** The parameters a statement names ({name:Type}): the others do not change its answer. */
+function namedParams(read: ClickHouseQuery) {
+  const named = new Set([...read.sql.matchAll(/\{(\w+):/g)].map(([, name]) => name));
+  return Object.entries(read.params ?? {}).filter(([name]) => named.has(name));
+}
 
 export function settledReads(query: Query) {
-  const kept = new Map<string, { rows: unknown[]; values: number }>();
-  let keptValues = 0;
-  const pending = new Map<string, Promise<Part[]>>();
+  const kept = new Map<string, { rows: unknown[]; table: string; parts: readonly string[]; characters: number }>();
+  let keptCharacters = 0;
 
-  /**
-   * A table's active parts, seen once per dashboard read (its statements come after its flush barrier), and outside
-   * one read once for every asker of the same turn of the event loop (the sides of a statement ask together).
-   */
-  const activeParts = (table: string) => onceInRead(`settled-reads:${table}`, () => partsNow(table));
+  const drop = (key: string) => {
+    keptCharacters -= kept.get(key)?.characters ?? 0;
+    kept.delete(key);
+  };
 
-  function partsNow(table: string): Promise<Part[]> {
-    let parts = pending.get(table);
-    if (!parts) {
-      parts = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        pending.delete(table);
-        return query<Part>({ name: 'settled.parts', sql: ACTIVE_PARTS, params: { table } });
-      });
-      pending.set(table, parts);
+  /** Drops what was kept under a table's part that is no longer active: its key never comes back. */
+  function dropReplaced(table: string, active: ReadonlySet<string>) {
+    for (const [key, entry] of kept) {
+      if (entry.table === table && entry.parts.some((part) => !active.has(part))) drop(key);
     }
-    return parts;
   }
 
-  /** The names of the parts whose rows can lie in the range. */
-  const partsOf = (parts: readonly Part[], { from, to }: SettledRange) =>
-    parts
-      .filter((part) => part.min * 1000 < to.getTime() && (part.max + 1) * 1000 > from.getTime())
-      .map((part) => part.name)
-      .sort()
-      .join(',');
+  /**
+   * A table's active parts, seen once per dashboard read (its statements come after its flush barrier, so they see
+   * its writes), each time outside one.
+   */
+  const activeParts = (table: string) =>
+    onceInRead(`settled-reads:${table}`, async () => {
+      const parts = await query<Part>({ name: 'settled.parts', sql: ACTIVE_PARTS, params: { table } });
+      dropReplaced(table, new Set(parts.map((part) => part.id)));
+      return parts;
+    });
 
-  function keep(key: string, rows: unknown[]) {
-    const values = valuesOf(rows);
-    if (values > MAX_VALUES / 4) return;
-    kept.set(key, { rows, values });
-    keptValues += values;
-    for (const [oldest, entry] of kept) {
-      if (keptValues <= MAX_VALUES) break;
-      kept.delete(oldest);
-      keptValues -= entry.values;
+  /** The parts whose rows can lie in the range. */
+  const partsIn = (parts: readonly Part[], { from, to }: SettledRange) =>
+    parts
+      .filter((part) => !part.bounded || (part.min * 1000 < to.getTime() && (part.max + 1) * 1000 > from.getTime()))
+      .map((part) => part.id)
+      .sort();
+
+  function keep(key: string, rows: unknown[], table: string, parts: readonly string[]) {
+    const characters = JSON.stringify(rows).length;
+    if (characters > MAX_KEPT_CHARACTERS / 8) return;
+    drop(key);
+    kept.set(key, { rows, table, parts, characters });
+    keptCharacters += characters;
+    // The least recently used go first.
+    for (const oldest of kept.keys()) {
+      if (keptCharacters <= MAX_KEPT_CHARACTERS) break;
+      drop(oldest);
     }
   }
 
   return async function <Row>(read: ClickHouseQuery, range: SettledRange): Promise<Row[]> {
-    const statement = crypto
+    const parts = partsIn(await activeParts(range.table), range);
+    const key = crypto
       .createHash('sha256')
-      .update(JSON.stringify([read.name, read.sql, read.params ?? {}]))
+      .update(JSON.stringify([read.name, read.sql, namedParams(read), parts]))
       .digest('base64');
-    const key = `${statement} ${partsOf(await activeParts(range.table), range)}`;
     const hit = kept.get(key);
     if (hit) {
-      // The most recently used last, so the oldest go first.
       kept.delete(key);
       kept.set(key, hit);
       return hit.rows as Row[];
     }
     const rows = await query<Row>(read);
-    keep(key, rows);
+    keep(key, rows, range.table, parts);
     return rows;
   };
 }

@@ -13,8 +13,7 @@
 // planning, which the sides then share the cores for (docs/reports.md); their counts are added up, and the ranks
 // found, here.
 import { TupleParam } from '@clickhouse/client';
-import { HOUR_MS } from '../clock';
-import { fromClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
+import type { ClickHouseStore, QueryLimits } from '../db/clickhouse';
 import type { SettledRange } from '../db/settled-reads';
 import { AppError } from '../errors';
 import {
@@ -25,6 +24,8 @@ import {
   IN_WHOLE_HOURS,
   IN_WHOLE_HOURS_OUTSIDE_DAYS,
   OUTSIDE_WHOLE_HOURS,
+  settledHours,
+  settledParams,
 } from './rollups';
 import { andEach, sql, whereAll } from './sql';
 import { finishedRunsOfWindow, RAW_ONLY } from './window-runs';
@@ -259,17 +260,6 @@ export const reportQuery =
   (name, sql, params, settled) =>
     settled ? ch.querySettled({ name, sql, params, limits }, settled) : ch.query({ name, sql, params, limits });
 
-/**
- * What the whole days and hours of a report's windows read: rows that started in [window_start, the last whole hour
- * of window_end). The days and hours sides read no other rows (rollups.ts); a read without a window has none.
- */
-function settledPart(params: Record<string, unknown>): SettledRange | undefined {
-  const [start, end] = [params.window_start, params.window_end];
-  if (typeof start !== 'string' || typeof end !== 'string') return undefined;
-  const wholeHoursEnd = Math.floor(fromClickHouseTime(end).getTime() / HOUR_MS) * HOUR_MS;
-  return { table: 'runs', from: fromClickHouseTime(start), to: new Date(wholeHoursEnd) };
-}
-
 /** A group's identity in JavaScript: its key values, in the keys' order. */
 export const groupIdentity = (keys: GroupKeys, row: Record<string, unknown>) =>
   JSON.stringify(Object.keys(keys).map((name) => row[name]));
@@ -305,16 +295,24 @@ export async function readPercentiles(
   levels: readonly number[],
   grain: Grain,
 ): Promise<Map<string, GroupPercentiles>> {
-  const readSides = (name: string, statements: readonly (SideStatement & { params: Record<string, unknown> })[]) =>
+  // The days and hours sides read the past: kept while its data parts stay the same, unless this is the read again
+  // after runs were deleted between the two steps (it must then read what is stored now).
+  const readSides = (
+    name: string,
+    statements: readonly (SideStatement & { params: Record<string, unknown> })[],
+    again: boolean,
+  ) =>
     Promise.all(
       statements.map(({ side, sql, params }) =>
-        query<SideRow>(`${name}.${side}`, sql, params, side === 'rows' ? undefined : settledPart(params)),
+        side === 'rows' || again
+          ? query<SideRow>(`${name}.${side}`, sql, params)
+          : query<SideRow>(`${name}.${side}`, sql, settledParams(params), settledHours(params)),
       ),
     );
 
-  async function readOnce(): Promise<Map<string, GroupPercentiles> | undefined> {
+  async function readOnce(again = false): Promise<Map<string, GroupPercentiles> | undefined> {
     const bucketStatements = selectBucketCounts(keys, filters, grain).map((statement) => ({ ...statement, params }));
-    const bucketSides = (await readSides('reports.duration_buckets', bucketStatements)).map((rows) =>
+    const bucketSides = (await readSides('reports.duration_buckets', bucketStatements, again)).map((rows) =>
       keyedBy(rows, (row) => groupIdentity(keys, row)),
     );
     const groups = addUp(bucketSides);
@@ -348,7 +346,7 @@ export async function readPercentiles(
       return [{ ...statement, params: { ...params, buckets, cells: tuples } }];
     });
     const durations = addUp(
-      (await readSides('reports.duration_values', valueStatements)).map((rows) =>
+      (await readSides('reports.duration_values', valueStatements, again)).map((rows) =>
         keyedBy(rows, (row) => cellOf(groupIdentity(keys, row), Number(row.run_duration_bucket))),
       ),
     );
@@ -371,7 +369,7 @@ export async function readPercentiles(
     return percentiles;
   }
 
-  const percentiles = (await readOnce()) ?? (await readOnce());
+  const percentiles = (await readOnce()) ?? (await readOnce(true));
   if (percentiles) return percentiles;
   throw new AppError(503, 'unavailable', 'the runs changed while the report read them; retry', [], {
     'Retry-After': '1',

@@ -2,7 +2,8 @@
 // `runs` (one row per agent and hour, schema/clickhouse/0002_run_rollups.sql), and only the partial hours at
 // their edges, the running runs and the exact percentiles from raw rows. Values always travel as bound parameters.
 import { DAY_MS, HOUR_MS } from '../clock';
-import { toClickHouseTime } from '../db/clickhouse';
+import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
+import type { SettledRange } from '../db/settled-reads';
 import { sql } from './sql';
 import { runInputs, storedSince, timeParam, type TimeRange } from './window-runs';
 
@@ -170,3 +171,23 @@ export const inWholeHoursOutsideDays = (column: string) => sql`
       OR (${column} >= ${CURRENT_DAYS_END} AND ${column} < ${CURRENT_END}))`;
 /** The whole hours of both windows outside their whole days, in the terms of AS_ROLLUP_COLUMNS. */
 export const IN_WHOLE_HOURS_OUTSIDE_DAYS = inWholeHoursOutsideDays('run_timestamp');
+
+/**
+ * What a read of the whole hours and days of a report's windows, or of a run list's whole hours, reads, for
+ * ClickHouseStore.querySettled: the rows of `runs` that started in [the first whole hour of window_start, the last
+ * whole hour of window_end). A read without a window has none.
+ */
+export function settledHours(params: Record<string, unknown>): SettledRange | undefined {
+  const [start, end] = [params.window_start, params.window_end];
+  if (typeof start !== 'string' || typeof end !== 'string') return undefined;
+  const { from, to } = wholeHours({ from: fromClickHouseTime(start), to: fromClickHouseTime(end) });
+  return { table: 'runs', from, to };
+}
+
+/**
+ * A read of whole hours and days with the parameters it keeps from one call to the next. The windows of a dashboard
+ * end now, so `current_start` moves at every call; over whole hours and days, the groups it tells apart (the current
+ * window's from the previous one) are the same at the current window's first whole hour, which moves once an hour.
+ */
+export const settledParams = (params: Record<string, unknown>) =>
+  'current_hours_start' in params ? { ...params, current_start: params.current_hours_start } : params;

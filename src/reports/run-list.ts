@@ -11,8 +11,7 @@ import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import type { Run } from '../runs/model';
 import { EITHER_TABLE_SELECT, storedRun, toRun, type FinishedRunRow, type RunningRunRow } from '../runs/tables';
 import type { RunQuery } from './durations';
-import type { SettledRange } from '../db/settled-reads';
-import { fromProjection, hourWindowParams, inWindowHours, outsideWindowHours } from './rollups';
+import { fromProjection, hourWindowParams, inWindowHours, outsideWindowHours, settledHours } from './rollups';
 import {
   countedByRows,
   filterParams,
@@ -72,7 +71,7 @@ export const selectFinishedHourCounts = (filters: readonly RunFilter[]) => sql`
 export const selectWholeHourCountsByRows = (filters: readonly RunFilter[]) => sql`
   SELECT ${HOUR} AS hour, count() AS runs
   FROM runs
-  WHERE ${IN_WINDOW} AND ${inWindowHours('timestamp')}${runFilters(filters, 'finished')}
+  WHERE project_id = {project_id:UUID} AND ${inWindowHours('timestamp')}${runFilters(filters, 'finished')}
   GROUP BY hour
   ${RAW_ONLY}`;
 
@@ -221,12 +220,6 @@ function listParams(projectId: string, window: TimeRange, filters: RunFilterValu
   return { used, params: { ...hourWindowParams(projectId, window, now, byRows), ...filterParams(filters, used) } };
 }
 
-/** What the whole hours' count by rows reads: the finished rows of `runs` that started in them; none without one. */
-function wholeHoursRead(params: Record<string, unknown>): SettledRange | undefined {
-  const [from, to] = [params.hours_start, params.hours_end].map((time) => fromClickHouseTime(String(time)));
-  return from < to ? { table: 'runs', from, to } : undefined;
-}
-
 /**
  * How many runs of the window match the filters, per hour, newest hour first (the finished runs' and the running
  * runs' counts, read at once and added up), and in all.
@@ -239,7 +232,7 @@ export async function readHourCounts(
   now: Date,
 ): Promise<{ counts: HourCount[]; total: number }> {
   const { used, params } = listParams(projectId, window, filters, now);
-  const wholeHours = wholeHoursApart(used) ? wholeHoursRead(params) : undefined;
+  const wholeHours = wholeHoursApart(used) && params.hours_start < params.hours_end ? settledHours(params) : undefined;
   const counts = sumByHour(
     (
       await Promise.all([

@@ -56,6 +56,33 @@ it('answers from memory while the parts of its range stay the same, and reads ag
   expect(await fresh()).not.toBe(afterMerge);
 });
 
+it('keeps a read whatever the parameters it does not name, and reads again for another value of one', async () => {
+  const read = (params: Record<string, unknown>) =>
+    app.stores.ch.querySettled<{ value: string }>(
+      { name: 'test.named', sql: 'SELECT toString(generateUUIDv4()) AS value, {a:UInt8} AS a', params },
+      range,
+    );
+  const [first] = await read({ a: 1, now: '2019-03-08 10:00:00' });
+  expect((await read({ a: 1, now: '2019-03-08 10:00:01' }))[0].value).toBe(first.value);
+  expect((await read({ a: 2, now: '2019-03-08 10:00:01' }))[0].value).not.toBe(first.value);
+});
+
+it('reads again after a write to a part whose times a 32-bit DateTime cannot hold (before 1970)', async () => {
+  const before1970 = { table: 'runs', from: new Date('1969-12-01T00:00:00Z'), to: new Date('1969-12-31T00:00:00Z') };
+  const read = async () =>
+    (
+      await app.stores.ch.querySettled<{ value: string }>(
+        { name: 'test.fresh', sql: 'SELECT toString(generateUUIDv4()) AS value' },
+        before1970,
+      )
+    )[0].value;
+  await insertRun(new Date('1969-12-10T12:00:00Z'));
+  const first = await read();
+  expect(await read()).toBe(first);
+  await insertRun(new Date('1969-12-15T12:00:00Z'));
+  expect(await read()).not.toBe(first);
+});
+
 it("counts a run added to a 30-day summary's whole days read before, in its figures and percentiles", async () => {
   const { project, key } = await setUpProject(app);
   const now = app.clock.now().getTime();

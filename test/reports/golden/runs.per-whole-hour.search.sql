@@ -1,6 +1,6 @@
 SELECT toStartOfHour(timestamp) AS hour, count() AS runs
 FROM runs
-WHERE project_id = {project_id:UUID} AND timestamp >= {window_start:DateTime64(3, 'UTC')} AND timestamp < {window_end:DateTime64(3, 'UTC')} AND timestamp >= {hours_start:DateTime64(3, 'UTC')} AND timestamp < {hours_end:DateTime64(3, 'UTC')}
+WHERE project_id = {project_id:UUID} AND timestamp >= {hours_start:DateTime64(3, 'UTC')} AND timestamp < {hours_end:DateTime64(3, 'UTC')}
   AND hasAll(tags, {tag:Array(String)})
   AND has(tool_names, {tool_name:String})
   AND duration_ms >= {min_duration_ms:UInt64}
