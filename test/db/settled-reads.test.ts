@@ -33,19 +33,43 @@ const fresh = async () => {
 const insertRun = (at: Date) =>
   insertFinishedRowOnly(app, randomUUID(), { id: randomUUID(), timestamp: at.toISOString(), agentName: 'a' }, 5);
 
+/** The active parts of the test's month in `runs`. */
+const monthParts = async () => {
+  const [row] = await app.stores.ch.query<{ n: number | string }>({
+    name: 'test.parts',
+    sql: `SELECT count() AS n FROM system.parts
+          WHERE database = currentDatabase() AND table = 'runs' AND active AND partition = '201903'`,
+  });
+  return Number(row.n);
+};
+
+/** Waits until `condition` holds, for at most 10 s. */
+async function until(condition: () => Promise<boolean>) {
+  for (let i = 0; i < 100 && !(await condition()); i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 it('answers from memory while the parts of its range stay the same, and reads again once they change', async () => {
-  const first = await fresh();
-  expect(await fresh()).toBe(first);
-  // A run outside the range: its part has no row the read could read.
-  await insertRun(new Date('2019-03-09T12:00:00Z'));
-  expect(await fresh()).toBe(first);
-  // A run inside it.
-  await insertRun(new Date('2019-03-02T12:00:00Z'));
-  const afterInsert = await fresh();
-  expect(afterInsert).not.toBe(first);
-  expect(await fresh()).toBe(afterInsert);
-  // A merge makes new parts of the old ones.
+  // Until the merge below, the parts stay as inserted: a background merge would rename them under the test's reads.
+  await app.stores.ch.command('SYSTEM STOP MERGES runs');
+  let afterInsert: string;
+  try {
+    const first = await fresh();
+    expect(await fresh()).toBe(first);
+    // A run outside the range: its part has no row the read could read.
+    await insertRun(new Date('2019-03-09T12:00:00Z'));
+    expect(await fresh()).toBe(first);
+    // A run inside it.
+    await insertRun(new Date('2019-03-02T12:00:00Z'));
+    afterInsert = await fresh();
+    expect(afterInsert).not.toBe(first);
+    expect(await fresh()).toBe(afterInsert);
+    expect(await monthParts()).toBe(2);
+  } finally {
+    await app.stores.ch.command('SYSTEM START MERGES runs');
+  }
+  // A merge makes a new part of the month's two (OPTIMIZE's, or a background merge it found under way).
   await app.stores.ch.command('OPTIMIZE TABLE runs PARTITION 201903 FINAL');
+  await until(async () => (await monthParts()) === 1);
   const afterMerge = await fresh();
   expect(afterMerge).not.toBe(afterInsert);
   // A lightweight DELETE (retention's, a deleted project's) changes the parts it touches.
