@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { createApp } from '../src/app';
-import { ManualClock } from '../src/clock';
+import { HOUR_MS, ManualClock } from '../src/clock';
 import { loadConfig } from '../src/config';
 import { closeStores, openStores, type Stores } from '../src/db/stores';
 import { signalReader } from '../src/reports/signal-reader';
@@ -47,7 +47,6 @@ const resultsFile = (runs: number) => path.join(dataDir(runs), 'results.json');
 // Live rows expire after 4 days and the data set's "now" should stay recent: regenerate when older than this.
 const MAX_DATASET_AGE_MS = 12 * 3_600_000;
 const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
 
 interface BenchState extends DatasetShape {
   email: string;

@@ -175,13 +175,13 @@ export const IN_WHOLE_HOURS_OUTSIDE_DAYS = inWholeHoursOutsideDays('run_timestam
 /**
  * What a read of the whole hours and days of a report's windows, or of a run list's whole hours, reads, for
  * ClickHouseStore.querySettled: the rows of `runs` that started in [the first whole hour of window_start, the last
- * whole hour of window_end). A read without a window has none.
+ * whole hour of window_end). None for a read without a window, or a window without a whole hour.
  */
 export function settledHours(params: Record<string, unknown>): SettledRange | undefined {
   const [start, end] = [params.window_start, params.window_end];
   if (typeof start !== 'string' || typeof end !== 'string') return undefined;
   const { from, to } = wholeHours({ from: fromClickHouseTime(start), to: fromClickHouseTime(end) });
-  return { table: 'runs', from, to };
+  return from < to ? { table: 'runs', from, to } : undefined;
 }
 
 /**

@@ -216,7 +216,7 @@ const wholeHoursApart = (used: readonly RunFilter[]) => countedByRows(used) && !
  */
 function listParams(projectId: string, window: TimeRange, filters: RunFilterValues, now: Date) {
   const used = usedFilters(filters);
-  const byRows = countedByRows(used) && !wholeHoursApart(used);
+  const byRows = used.includes('q');
   return { used, params: { ...hourWindowParams(projectId, window, now, byRows), ...filterParams(filters, used) } };
 }
 
@@ -232,7 +232,7 @@ export async function readHourCounts(
   now: Date,
 ): Promise<{ counts: HourCount[]; total: number }> {
   const { used, params } = listParams(projectId, window, filters, now);
-  const wholeHours = wholeHoursApart(used) && params.hours_start < params.hours_end ? settledHours(params) : undefined;
+  const wholeHours = wholeHoursApart(used) ? settledHours(params) : undefined;
   const counts = sumByHour(
     (
       await Promise.all([

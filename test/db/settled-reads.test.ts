@@ -2,7 +2,9 @@
 // parts of their range stay the same, read again once an insert, a merge or a delete changes them; and a report whose
 // whole days were read before answers what its runs are after a run is added to one of those days.
 import { randomUUID } from 'node:crypto';
+import { DAY_MS, HOUR_MS } from '../../src/clock';
 import { toClickHouseTime } from '../../src/db/clickhouse';
+import type { SettledRange } from '../../src/db/settled-reads';
 import { startTestApp, type TestApp } from '../support/app';
 import { bearer, setUpProject } from '../support/fixtures';
 import { insertFinishedRowOnly, postBatch } from '../ingest/run-helpers';
@@ -13,7 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const DAY_MS = 86_400_000;
 /**
  * A month of the past no other test writes runs into, drawn at random: the same file runs in both jest projects, and
  * a month is a partition of `runs`, whose parts the first test counts.
@@ -30,14 +31,20 @@ const range = { table: 'runs', from: day(month, 1), to: day(month, 8) };
 
 /**
  * A settled read whose answer differs at every reading: the same answer twice means the second was kept, not read.
- * It claims to read the runs of `range` alone, as a report's whole days do.
+ * It claims to read the runs of `over` alone, as a report's whole days do.
  */
-const fresh = async () => {
+const fresh = async (over: SettledRange = range) => {
   const [row] = await app.stores.ch.querySettled<{ value: string }>(
     { name: 'test.fresh', sql: 'SELECT toString(generateUUIDv4()) AS value' },
-    range,
+    over,
   );
   return row.value;
+};
+
+/** A finished run of the batch call, started at `startMs`, `durationMs` long, with `tags`. */
+const finishedRun = (startMs: number, durationMs: number, tags: string[] = []) => {
+  const [timestamp, finished_at] = [startMs, startMs + durationMs].map((ms) => new Date(ms).toISOString());
+  return { agent_name: 'planner', timestamp, status: 'completed', finished_at, tags };
 };
 
 /** A finished run's row of its own project, started at `at`: a part of its own in `runs`. */
@@ -106,18 +113,11 @@ it('keeps a read whatever the parameters it does not name, and reads again for a
 it('reads again after a write to a part whose times a 32-bit DateTime cannot hold (before 1970)', async () => {
   const old = randomMonth(1900, 70);
   const before1970 = { table: 'runs', from: day(old, 1), to: day(old, 28) };
-  const read = async () =>
-    (
-      await app.stores.ch.querySettled<{ value: string }>(
-        { name: 'test.fresh', sql: 'SELECT toString(generateUUIDv4()) AS value' },
-        before1970,
-      )
-    )[0].value;
   await insertRun(day(old, 10, 12));
-  const first = await read();
-  expect(await read()).toBe(first);
+  const first = await fresh(before1970);
+  expect(await fresh(before1970)).toBe(first);
   await insertRun(day(old, 15, 12));
-  expect(await read()).not.toBe(first);
+  expect(await fresh(before1970)).not.toBe(first);
 });
 
 it("counts a run added to a 30-day summary's whole days read before, in its figures and percentiles", async () => {
@@ -127,18 +127,18 @@ it("counts a run added to a 30-day summary's whole days read before, in its figu
   const summary = async () =>
     (await app.http.get(`/projects/${project.id}/agent/summary`).query(window).set(bearer(key)).expect(200)).body
       .current;
-  /** A finished run started `daysAgo` days ago, in the window's whole days. */
-  const finishedRun = (daysAgo: number, durationMs: number) => {
-    const start = now - daysAgo * DAY_MS;
-    const [timestamp, finished_at] = [start, start + durationMs].map((ms) => new Date(ms).toISOString());
-    return { agent_name: 'planner', timestamp, status: 'completed', finished_at };
-  };
-  await postBatch(app, key, [finishedRun(10, 100), finishedRun(10, 200), finishedRun(11, 300)]).expect(200);
+  // Runs in the window's whole days.
+  const daysAgo = (days: number) => now - days * DAY_MS;
+  await postBatch(app, key, [
+    finishedRun(daysAgo(10), 100),
+    finishedRun(daysAgo(10), 200),
+    finishedRun(daysAgo(11), 300),
+  ]).expect(200);
   const before = await summary();
   expect(await summary()).toEqual(before);
   expect(before).toMatchObject({ total_runs: 3, duration_p50_ms: 200 });
   // One more run, in a day read before, longer than the others.
-  await postBatch(app, key, [finishedRun(12, 900)]).expect(200);
+  await postBatch(app, key, [finishedRun(daysAgo(12), 900)]).expect(200);
   const after = await summary();
   expect(after).toMatchObject({ total_runs: 4, duration_p50_ms: 250 });
   // Between the third and the fourth duration: 300 + 0.97 × 600.
@@ -150,19 +150,17 @@ it('counts a run added to an hour a filtered run list counted before, in X-Total
   const now = app.clock.now().getTime();
   const window = { from: new Date(now - 7 * DAY_MS).toISOString(), to: new Date(now).toISOString(), tag: 'prod' };
   const list = () => app.http.get(`/projects/${project.id}/agent/runs`).query(window).set(bearer(key)).expect(200);
-  /** A finished run started `hoursAgo` hours ago, in the window's whole hours, with `tags`. */
-  const finishedRun = (hoursAgo: number, tags: string[]) => {
-    const start = now - hoursAgo * 3_600_000;
-    const [timestamp, finished_at] = [start, start + 50].map((ms) => new Date(ms).toISOString());
-    return { agent_name: 'planner', timestamp, status: 'completed', finished_at, tags };
-  };
-  await postBatch(app, key, [finishedRun(30, ['prod']), finishedRun(40, ['prod']), finishedRun(50, ['dev'])]).expect(
-    200,
-  );
+  // Runs in the window's whole hours.
+  const hoursAgo = (hours: number) => now - hours * HOUR_MS;
+  await postBatch(app, key, [
+    finishedRun(hoursAgo(30), 50, ['prod']),
+    finishedRun(hoursAgo(40), 50, ['prod']),
+    finishedRun(hoursAgo(50), 50, ['dev']),
+  ]).expect(200);
   const before = await list();
   expect(before.headers['x-total-count']).toBe('2');
   expect((await list()).body).toEqual(before.body);
-  await postBatch(app, key, [finishedRun(35, ['prod', 'eu'])]).expect(200);
+  await postBatch(app, key, [finishedRun(hoursAgo(35), 50, ['prod', 'eu'])]).expect(200);
   const after = await list();
   expect(after.headers['x-total-count']).toBe('3');
   expect(after.body.map((run: { tags: string[] }) => run.tags)).toEqual([['prod'], ['prod', 'eu'], ['prod']]);
