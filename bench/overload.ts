@@ -7,6 +7,9 @@
 //  4. the same ingest beside 200 connections of dashboard reads for 60 s: ingest keeps ≥ 80% of its rate alone, every
 //     read is answered within 2 s (200, or 503 with Retry-After), and the reads served a second.
 // The load generators run in this process, on the same machine as the service.
+// BENCH_READ_CONNECTIONS (200) sets the reads' connections: with 0, step 4 is ingest alone again, which shows how
+// much its rate drifts from step 3 with nothing beside it. BENCH_SERVICE_LOG names a file for the service's log
+// (warnings and errors): what a failed answer was.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,7 +27,8 @@ const GOALS = { idleMiB: 400, peakMiB: 1024, exportMs: 30_000, ingestShare: 0.8,
 const EXPORTS = 8;
 const INGEST_CLIENTS = 8;
 const RUNS_PER_BATCH = 10;
-const READ_CONNECTIONS = 200;
+const READ_CONNECTIONS = Number(process.env.BENCH_READ_CONNECTIONS ?? 200);
+const SERVICE_LOG = process.env.BENCH_SERVICE_LOG;
 const INGEST_ALONE_SECONDS = 20;
 const MIXED_SECONDS = 60;
 
@@ -113,7 +117,7 @@ async function startService() {
       READ_FLUSH_WAIT_MS: '1000',
       READ_TIMEOUT_MS: '1500',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', SERVICE_LOG ? fs.openSync(SERVICE_LOG, 'w') : 'ignore', 'inherit'],
   });
   for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
     const ready = await fetch(`${URL}/readyz`).then(

@@ -21,6 +21,16 @@ const MAX_PARTITIONS_PER_INSERT = 100;
  * (BENCHMARKS.md). At 4 MiB an insert still holds thousands of rows, and the flush's rate is unchanged.
  */
 export const MAX_INSERT_BYTES = 4 * 1024 * 1024;
+/**
+ * The longest a pass rests after the last one when reads wait side by side (`Flusher.flush`). Under steady ingest
+ * every read asks for a pass, and many reads at once kept passes back to back: many small inserts, whose merges took
+ * ~30% of the CPU ingest had alone (bench:overload, BENCHMARKS.md). A rest as long as the last pass took halves them
+ * at most, and adds at most this to a read's wait.
+ */
+const MAX_REST_MS = 250;
+
+/** When a pass starts: at once, or after a rest as long as the last pass took (reads waiting side by side). */
+export type PassStart = 'at once' | 'after a rest';
 
 export interface FlusherOptions {
   log: IngestLog;
@@ -54,26 +64,40 @@ export class Flusher {
   private nextPass: Promise<void> | undefined;
   /** The last record acknowledged when the running pass started: its seal puts every record up to it in the pass. */
   private passCovers = 0;
+  private lastPass = { startedAt: 0, endedAt: 0 };
+  /** Set while a pass rests: starts it at once. */
+  private endRest: (() => void) | undefined;
 
   constructor(private readonly options: FlusherOptions) {}
 
   /**
    * Seals the segment being written and flushes every sealed segment. A call while a pass runs gets the next pass,
    * which starts after it: so the pass a caller waits for always covers what was acknowledged before the call.
-   * Rejects when ClickHouse cannot store a segment (it stays in the log, and the next pass tries again).
+   * A pass asked for 'after a rest' first rests as long as the last pass took, counted from its end (at most
+   * MAX_REST_MS), so that reads asking side by side keep the flusher busy half the time at most; what is acknowledged
+   * while it rests goes into it, and a call 'at once' meanwhile ends the rest. Rejects when ClickHouse cannot store a
+   * segment (it stays in the log, and the next pass tries again).
    */
-  flush(): Promise<void> {
+  flush(start: PassStart = 'at once'): Promise<void> {
+    if (this.endRest) {
+      if (start === 'at once') this.endRest();
+      return this.pass!;
+    }
     if (!this.pass) {
-      this.passCovers = this.options.acknowledgedLsn();
-      // A pass is everyone's: the read that asks for it waits for it, but its statements are ingest's (read-scope.ts).
-      this.pass = outsideRead(() => this.flushSealed()).finally(() => (this.pass = undefined));
+      const restMs = start === 'after a rest' ? this.restMs() : 0;
+      this.passCovers = restMs > 0 ? Infinity : this.options.acknowledgedLsn();
+      const pass = restMs > 0 ? this.rest(restMs).then(() => this.startPass()) : this.startPass();
+      this.pass = pass.finally(() => {
+        this.lastPass.endedAt = Date.now();
+        this.pass = undefined;
+      });
       return this.pass;
     }
     this.nextPass ??= this.pass
       .catch(() => undefined)
       .then(() => {
         this.nextPass = undefined;
-        return this.flush();
+        return this.flush(start);
       });
     return this.nextPass;
   }
@@ -82,8 +106,32 @@ export class Flusher {
    * Resolves once every record up to `lsn` is in ClickHouse: with the running pass when that pass holds the record,
    * else with the next. A read waits for the writes acknowledged before it began, not for an insert of later ones.
    */
-  flushThrough(lsn: number): Promise<void> {
-    return this.pass && this.passCovers >= lsn ? this.pass : this.flush();
+  flushThrough(lsn: number, start: PassStart = 'at once'): Promise<void> {
+    return this.pass && this.passCovers >= lsn && !this.endRest ? this.pass : this.flush(start);
+  }
+
+  /** Resolves after `ms`, or once `endRest` is called. */
+  private rest(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.endRest?.(), ms);
+      this.endRest = () => {
+        clearTimeout(timer);
+        this.endRest = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private restMs(): number {
+    const { startedAt, endedAt } = this.lastPass;
+    return Math.min(endedAt - startedAt, MAX_REST_MS) - (Date.now() - endedAt);
+  }
+
+  private startPass(): Promise<void> {
+    this.passCovers = this.options.acknowledgedLsn();
+    this.lastPass.startedAt = Date.now();
+    // A pass is everyone's: the read that asks for it waits for it, but its statements are ingest's (read-scope.ts).
+    return outsideRead(() => this.flushSealed());
   }
 
   private async flushSealed(): Promise<void> {

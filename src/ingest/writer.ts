@@ -11,7 +11,7 @@ import type { LatestRunRow, RunKey } from '../runs/store';
 import type { StepRow } from '../runs/tables';
 import type { ScoreRow } from '../scores/tables';
 import { Batcher } from './batcher';
-import { Flusher } from './flusher';
+import { Flusher, type PassStart } from './flusher';
 import { RunHead } from './head';
 import { IngestLog } from './log';
 import { decodeWrite, encodeWrite, linesByTable, rowsInRecord, type RunWrite } from './records';
@@ -59,8 +59,11 @@ export interface RunWriter {
   unflushedSteps(key: RunKey): StepRow[];
   /** The latest score of each (name, source) of a run, of those not yet in ClickHouse. */
   unflushedScores(key: RunKey): ScoreRow[];
-  /** Resolves once every write acknowledged for the project before the call is in ClickHouse (read-your-writes). */
-  flushed(projectId: string): Promise<void>;
+  /**
+   * Resolves once every write acknowledged for the project before the call is in ClickHouse (read-your-writes). A
+   * pass asked for 'after a rest' may rest a moment first (Flusher.flush).
+   */
+  flushed(projectId: string, start?: PassStart): Promise<void>;
   /** Resolves once every write acknowledged before the call is in ClickHouse, whatever its project. */
   flushedAll(): Promise<void>;
   backlog(): Backlog;
@@ -71,16 +74,24 @@ export interface RunWriter {
 /**
  * A read's barrier that gives up after `waitMs` (or when the read's time is up, read-scope.ts): a read waits that long
  * for the flush of the writes it must see, then gets 503 with Retry-After rather than queueing behind a flush that
- * ingest keeps busy (docs/limits.md).
+ * ingest keeps busy (docs/limits.md). A read alone asks for its flush at once; one that comes while other reads wait
+ * for theirs asks for it after a rest (Flusher.flush), so that many reads share fewer, bigger passes.
  */
 export function boundedBarrier(flushed: RunWriter['flushed'], waitMs: number): RunWriter['flushed'] {
+  let waiting = 0;
   return async (projectId) => {
-    const inTime = await within(
-      Math.max(0, Math.min(waitMs, readTimeLeftMs())),
-      flushed(projectId).then(() => true),
-      false,
-    );
-    if (!inTime) throw new StoreUnavailableError('ingest log', 'recent writes are still being flushed; retry', 1);
+    const start = waiting > 0 ? 'after a rest' : 'at once';
+    waiting += 1;
+    try {
+      const inTime = await within(
+        Math.max(0, Math.min(waitMs, readTimeLeftMs())),
+        flushed(projectId, start).then(() => true),
+        false,
+      );
+      if (!inTime) throw new StoreUnavailableError('ingest log', 'recent writes are still being flushed; retry', 1);
+    } finally {
+      waiting -= 1;
+    }
   };
 }
 
@@ -174,12 +185,12 @@ export function openLogWriter({
    * acknowledged after it began (under heavy ingest a pass holds several). It fails, as the pass does, when
    * ClickHouse cannot store the segments before it, or the pass fails otherwise (a 503 either way: asUnavailable).
    */
-  async function flushUpTo(lsn: number): Promise<void> {
+  async function flushUpTo(lsn: number, start: PassStart = 'at once'): Promise<void> {
     while (flushedLsn < lsn) {
       let waiter!: { lsn: number; reached: () => void };
       const segmentFlushed = new Promise<void>((reached) => waiters.add((waiter = { lsn, reached })));
       // The pass under way when it holds `lsn`; else the next, which seals it.
-      const pass = flusher.flushThrough(lsn);
+      const pass = flusher.flushThrough(lsn, start);
       pass.catch(() => undefined);
       try {
         await Promise.race([segmentFlushed, pass]);
@@ -209,7 +220,7 @@ export function openLogWriter({
     latest: (key) => head.latest(key, time(key)),
     unflushedSteps: (key) => head.steps(key, time(key)),
     unflushedScores: (key) => head.scores(key, time(key)),
-    flushed: (projectId) => flushUpTo(lastAcknowledged.get(projectId) ?? 0),
+    flushed: (projectId, start) => flushUpTo(lastAcknowledged.get(projectId) ?? 0, start),
     flushedAll: () => flushUpTo(lastLsn),
     backlog,
     async close() {

@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { toClickHouseTime, type ClickHouseStore } from '../../src/db/clickhouse';
-import { MAX_INSERT_BYTES } from '../../src/ingest/flusher';
+import { MAX_INSERT_BYTES, type PassStart } from '../../src/ingest/flusher';
+import { boundedBarrier } from '../../src/ingest/writer';
 import { anotherService, startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import {
@@ -99,6 +100,78 @@ describe('read-your-writes', () => {
     expect(await rowCount('live_runs', other.project.id)).toBe(0);
     await app.writer.flushed(other.project.id);
     expect(await rowCount('live_runs', other.project.id)).toBe(1);
+  });
+});
+
+describe('a flush after a rest', () => {
+  /**
+   * Two passes over a store whose inserts each take 300 ms, the second asked for by `askers` (at once) as soon as the
+   * first ends and holding a run acknowledged during the first: how long the first took, how long after it the second
+   * began to insert, and the runs stored.
+   */
+  async function twoPasses(askers: PassStart[]) {
+    const inserts: { startedAt: number; endedAt: number }[] = [];
+    const { ch } = app.stores;
+    const slow: ClickHouseStore = {
+      ...ch,
+      insertLines: async (...args) => {
+        const startedAt = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await ch.insertLines(...args);
+        inserts.push({ startedAt, endedAt: Date.now() });
+      },
+    };
+    const { service, directory } = serviceOver(slow, 'two-passes-');
+    try {
+      const { project, key } = await setUpProject(service);
+      await startRun(service, key);
+      const first = service.writer.flushed(project.id);
+      await startRun(service, key);
+      await first;
+      const firstPass = inserts.splice(0);
+      await Promise.all(askers.map((start) => service.writer.flushed(project.id, start)));
+      const endOfFirst = Math.max(...firstPass.map(({ endedAt }) => endedAt));
+      return {
+        took: endOfFirst - Math.min(...firstPass.map(({ startedAt }) => startedAt)),
+        rest: Math.min(...inserts.map(({ startedAt }) => startedAt)) - endOfFirst,
+        runs: await rowCount('live_runs', project.id),
+      };
+    } finally {
+      await service.ingest.drain();
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  }
+
+  it('rests as long as the last pass took, at most 250 ms, and holds what was acknowledged meanwhile', async () => {
+    const { took, rest, runs } = await twoPasses(['after a rest']);
+    expect(took).toBeGreaterThanOrEqual(300);
+    expect(rest).toBeGreaterThanOrEqual(250);
+    expect(rest).toBeLessThan(2000);
+    expect(runs).toBe(2);
+  });
+
+  it("is a read's beside other reads: a flush asked for at once does not rest, and ends a rest under way", async () => {
+    for (const askers of [['at once'], ['after a rest', 'at once']] satisfies PassStart[][]) {
+      const { rest, runs } = await twoPasses(askers);
+      expect({ askers, restShort: rest < 250, runs }).toEqual({ askers, restShort: true, runs: 2 });
+    }
+  });
+
+  it("is what a read's barrier asks for while other reads wait for theirs; a read alone asks at once", async () => {
+    const asked: PassStart[] = [];
+    const pending: (() => void)[] = [];
+    const barrier = boundedBarrier((_projectId, start = 'at once') => {
+      asked.push(start);
+      return new Promise<void>((resolve) => pending.push(resolve));
+    }, 10_000);
+    const flushAll = () => pending.splice(0).forEach((resolve) => resolve());
+    const sideBySide = [barrier('p'), barrier('p')];
+    flushAll();
+    await Promise.all(sideBySide);
+    const alone = barrier('p');
+    flushAll();
+    await alone;
+    expect(asked).toEqual(['at once', 'after a rest', 'at once']);
   });
 });
 
