@@ -115,6 +115,11 @@ describe('reads and the flush', () => {
       const waiting = await fetch(`${base}/projects/${project.id}/agent/runs`, { headers: auth });
       expect(waiting.status).toBe(503);
       expect(waiting.headers.get('retry-after')).toMatch(/^\d+$/);
+      // Load refused past a limit (OverloadError: logged as a refusal), not a store that failed.
+      expect((await waiting.json()).error).toMatchObject({
+        code: 'unavailable',
+        message: 'recent writes are still being flushed; retry',
+      });
       await service.writer.flushedAll();
       const flushed = await fetch(`${base}/projects/${project.id}/agent/runs`, { headers: auth });
       expect(flushed.status).toBe(200);
