@@ -64,6 +64,8 @@ export class Flusher {
   private nextPass: Promise<void> | undefined;
   /** The last record acknowledged when the running pass started: its seal puts every record up to it in the pass. */
   private passCovers = 0;
+  private nextStart: PassStart = 'at once';
+  /** The last pass's start and end, on the monotonic clock (performance.now). */
   private lastPass = { startedAt: 0, endedAt: 0 };
   /** Set while a pass rests: starts it at once. */
   private endRest: (() => void) | undefined;
@@ -74,9 +76,10 @@ export class Flusher {
    * Seals the segment being written and flushes every sealed segment. A call while a pass runs gets the next pass,
    * which starts after it: so the pass a caller waits for always covers what was acknowledged before the call.
    * A pass asked for 'after a rest' first rests as long as the last pass took, counted from its end (at most
-   * MAX_REST_MS), so that reads asking side by side keep the flusher busy half the time at most; what is acknowledged
-   * while it rests goes into it, and a call 'at once' meanwhile ends the rest. Rejects when ClickHouse cannot store a
-   * segment (it stays in the log, and the next pass tries again).
+   * MAX_REST_MS), so that reads asking side by side keep the flusher busy half the time at most (when only they ask);
+   * what is acknowledged while it rests goes into it. A call 'at once' ends a rest under way, and the next pass rests
+   * only if every call waiting for it asked for a rest. Rejects when ClickHouse cannot store a segment (it stays in the
+   * log, and the next pass tries again).
    */
   flush(start: PassStart = 'at once'): Promise<void> {
     if (this.endRest) {
@@ -88,16 +91,18 @@ export class Flusher {
       this.passCovers = restMs > 0 ? Infinity : this.options.acknowledgedLsn();
       const pass = restMs > 0 ? this.rest(restMs).then(() => this.startPass()) : this.startPass();
       this.pass = pass.finally(() => {
-        this.lastPass.endedAt = Date.now();
+        this.lastPass.endedAt = performance.now();
         this.pass = undefined;
       });
       return this.pass;
     }
+    // The next pass rests only if everyone waiting for it asked for a rest.
+    this.nextStart = this.nextPass && this.nextStart === 'at once' ? 'at once' : start;
     this.nextPass ??= this.pass
       .catch(() => undefined)
       .then(() => {
         this.nextPass = undefined;
-        return this.flush(start);
+        return this.flush(this.nextStart);
       });
     return this.nextPass;
   }
@@ -124,12 +129,12 @@ export class Flusher {
 
   private restMs(): number {
     const { startedAt, endedAt } = this.lastPass;
-    return Math.min(endedAt - startedAt, MAX_REST_MS) - (Date.now() - endedAt);
+    return Math.min(endedAt - startedAt - (performance.now() - endedAt), MAX_REST_MS);
   }
 
   private startPass(): Promise<void> {
     this.passCovers = this.options.acknowledgedLsn();
-    this.lastPass.startedAt = Date.now();
+    this.lastPass.startedAt = performance.now();
     // A pass is everyone's: the read that asks for it waits for it, but its statements are ingest's (read-scope.ts).
     return outsideRead(() => this.flushSealed());
   }

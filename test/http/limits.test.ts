@@ -116,7 +116,7 @@ describe('reads and the flush', () => {
       expect(waiting.status).toBe(503);
       expect(waiting.headers.get('retry-after')).toMatch(/^\d+$/);
       // Load refused past a limit (OverloadError: logged as a refusal), not a store that failed.
-      expect((await waiting.json()).error).toMatchObject({
+      expect(((await waiting.json()) as { error: unknown }).error).toMatchObject({
         code: 'unavailable',
         message: 'recent writes are still being flushed; retry',
       });
