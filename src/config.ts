@@ -72,6 +72,8 @@ const environmentSchema = z.object({
     .default(1024 ** 3),
   INGEST_FLUSH_MAX_ROWS: z.coerce.number().int().positive().default(150_000),
   INGEST_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  // The longest a flush asked for by reads side by side rests after the last one (docs/limits.md).
+  INGEST_FLUSH_MAX_REST_MS: z.coerce.number().int().min(0).max(60_000).default(250),
   // /readyz answers 503 while the backlog not in ClickHouse is past either (docs/ingest.md#readiness).
   INGEST_READY_MAX_BACKLOG_SECONDS: z.coerce.number().int().min(1).default(60),
   INGEST_READY_MAX_BACKLOG_ROWS: z.coerce.number().int().positive().default(1_000_000),
@@ -172,6 +174,7 @@ function toConfig(env: z.infer<typeof environmentSchema>) {
         : undefined,
     ingestFlushMaxRows: env.INGEST_FLUSH_MAX_ROWS,
     ingestFlushIntervalMs: env.INGEST_FLUSH_INTERVAL_MS,
+    ingestFlushMaxRestMs: env.INGEST_FLUSH_MAX_REST_MS,
     readyMaxBacklog: { rows: env.INGEST_READY_MAX_BACKLOG_ROWS, ageMs: env.INGEST_READY_MAX_BACKLOG_SECONDS * 1000 },
     // With ClickHouse a server, other instances may have acknowledged a start this one cannot see yet: a steps or
     // finish call that misses a run that young looks again for up to a flush interval before its 404.

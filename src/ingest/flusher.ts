@@ -21,14 +21,6 @@ const MAX_PARTITIONS_PER_INSERT = 100;
  * (BENCHMARKS.md). At 4 MiB an insert still holds thousands of rows, and the flush's rate is unchanged.
  */
 export const MAX_INSERT_BYTES = 4 * 1024 * 1024;
-/**
- * The longest a pass rests after the last one when reads wait side by side (`Flusher.flush`). Under steady ingest
- * every read asks for a pass, and many reads at once kept passes back to back: many small inserts, whose merges took
- * ~30% of the CPU ingest had alone (bench:overload, BENCHMARKS.md). A rest as long as the last pass took halves them
- * at most, and adds at most this to a read's wait.
- */
-const MAX_REST_MS = 250;
-
 /** When a pass starts: at once, or after a rest as long as the last pass took (reads waiting side by side). */
 export type PassStart = 'at once' | 'after a rest';
 
@@ -42,6 +34,14 @@ export interface FlusherOptions {
   onFlushed: (flushedLsn: number) => void;
   /** The sequence number of the last record acknowledged (on disk): a pass starting now flushes it. */
   acknowledgedLsn: () => number;
+  /**
+   * The longest a pass rests after the last one when reads wait side by side (`Flusher.flush`;
+   * INGEST_FLUSH_MAX_REST_MS, 250 ms by default). Under steady ingest every read asks for a pass, and many reads at
+   * once kept passes back to back: many small inserts, whose merges took ~30% of the CPU ingest had alone
+   * (bench:overload, BENCHMARKS.md). A rest as long as the last pass took halves them at most, and adds at most this
+   * to a read's wait.
+   */
+  maxRestMs: number;
 }
 
 /**
@@ -76,7 +76,7 @@ export class Flusher {
    * Seals the segment being written and flushes every sealed segment. A call while a pass runs gets the next pass,
    * which starts after it: so the pass a caller waits for always covers what was acknowledged before the call.
    * A pass asked for 'after a rest' first rests as long as the last pass took, counted from its end (at most
-   * MAX_REST_MS), so that reads asking side by side keep the flusher busy half the time at most (when only they ask);
+   * maxRestMs), so that reads asking side by side keep the flusher busy half the time at most (when only they ask);
    * what is acknowledged while it rests goes into it. A call 'at once' ends a rest under way, and the next pass rests
    * only if every call waiting for it asked for a rest. Rejects when ClickHouse cannot store a segment (it stays in the
    * log, and the next pass tries again).
@@ -129,7 +129,7 @@ export class Flusher {
 
   private restMs(): number {
     const { startedAt, endedAt } = this.lastPass;
-    return Math.min(endedAt - startedAt - (performance.now() - endedAt), MAX_REST_MS);
+    return Math.min(endedAt - startedAt - (performance.now() - endedAt), this.options.maxRestMs);
   }
 
   private startPass(): Promise<void> {

@@ -12,7 +12,7 @@ export { boundedBarrier } from './writer';
 export interface RunWriterDependencies {
   ch: ClickHouseStore;
   log: Logger;
-  config: Pick<Config, 'ingestLog' | 'ingestFlushMaxRows' | 'ingestFlushIntervalMs'>;
+  config: Pick<Config, 'ingestLog' | 'ingestFlushMaxRows' | 'ingestFlushIntervalMs' | 'ingestFlushMaxRestMs'>;
 }
 
 /**
@@ -27,6 +27,7 @@ export function openRunWriter({ ch, log, config }: RunWriterDependencies): RunWr
     ...config.ingestLog,
     flushMaxRows: config.ingestFlushMaxRows,
     flushIntervalMs: config.ingestFlushIntervalMs,
+    flushMaxRestMs: config.ingestFlushMaxRestMs,
   });
 }
 

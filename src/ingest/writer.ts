@@ -119,6 +119,8 @@ export interface LogWriterOptions {
   maxBytes: number;
   flushMaxRows: number;
   flushIntervalMs: number;
+  /** The longest a pass asked for by reads side by side rests (Flusher.flush). */
+  flushMaxRestMs: number;
 }
 
 /** The log-backed writer. Opening it replays the log into the head; its backlog then flushes in the background. */
@@ -129,6 +131,7 @@ export function openLogWriter({
   maxBytes,
   flushMaxRows,
   flushIntervalMs,
+  flushMaxRestMs,
 }: LogWriterOptions): RunWriter {
   const { log: ingestLog, records } = IngestLog.open({ directory, maxBytes, log, rowsOf: rowsInRecord });
   const head = new RunHead();
@@ -159,6 +162,7 @@ export function openLogWriter({
       for (const waiter of waiters) if (waiter.lsn <= lsn) waiter.reached();
     },
     acknowledgedLsn: () => lastLsn,
+    maxRestMs: flushMaxRestMs,
   });
   const flushQuietly = () =>
     flusher.flush().catch((error: unknown) => {

@@ -35,13 +35,16 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 /** The same service over the same stores (or a wrapper of its ClickHouse store), with its own ingest log directory. */
-const serviceOn = (directory: string, ch = app.stores.ch) =>
-  anotherService({ ...app, stores: { ...app.stores, ch } }, { ingestLog: { ...app.config.ingestLog!, directory } });
+const serviceOn = (directory: string, ch = app.stores.ch, ingestFlushMaxRestMs = app.config.ingestFlushMaxRestMs) =>
+  anotherService(
+    { ...app, stores: { ...app.stores, ch } },
+    { ingestLog: { ...app.config.ingestLog!, directory }, ingestFlushMaxRestMs },
+  );
 
 /** The same service over a wrapper of its ClickHouse store, with an ingest log of its own in a new directory. */
-function serviceOver(ch: ClickHouseStore, prefix: string) {
+function serviceOver(ch: ClickHouseStore, prefix: string, ingestFlushMaxRestMs = app.config.ingestFlushMaxRestMs) {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  return { service: serviceOn(directory, ch), directory };
+  return { service: serviceOn(directory, ch, ingestFlushMaxRestMs), directory };
 }
 
 const rowCount = (table: StoredTable, projectId: string) => storedRowCount(app.stores.ch, table, projectId);
@@ -104,24 +107,27 @@ describe('read-your-writes', () => {
 });
 
 describe('a flush after a rest', () => {
+  /** How long each insert of the store under the passes takes (a pass of starts is one insert, into live_runs). */
+  const INSERT_MS = 800;
+
   /**
-   * Two passes over a store whose inserts each take 300 ms, the second asked for by `askers` (at once) while the first
-   * runs or as soon as it ends, and holding a run acknowledged during the first: how long the first took, how long
-   * after it the second began to insert, and the runs stored.
+   * Two passes over a store whose inserts each take INSERT_MS, the second asked for by `askers` (at once) while the
+   * first runs or as soon as it ends, and holding a run acknowledged during the first: how long the first took, how
+   * long after it the second began to insert, and the runs stored. `maxRestMs` is INGEST_FLUSH_MAX_REST_MS.
    */
-  async function twoPasses(askers: PassStart[], asked: 'during the first' | 'after it') {
+  async function twoPasses(askers: PassStart[], asked: 'during the first' | 'after it', maxRestMs = 250) {
     const inserts: { startedAt: number; endedAt: number }[] = [];
     const { ch } = app.stores;
     const slow: ClickHouseStore = {
       ...ch,
       insertLines: async (...args) => {
         const startedAt = Date.now();
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await new Promise((resolve) => setTimeout(resolve, INSERT_MS));
         await ch.insertLines(...args);
         inserts.push({ startedAt, endedAt: Date.now() });
       },
     };
-    const { service, directory } = serviceOver(slow, 'two-passes-');
+    const { service, directory } = serviceOver(slow, 'two-passes-', maxRestMs);
     try {
       const { project, key } = await setUpProject(service);
       await startRun(service, key);
@@ -144,25 +150,31 @@ describe('a flush after a rest', () => {
     }
   }
 
-  it('rests as long as the last pass took, at most 250 ms, and holds what was acknowledged meanwhile', async () => {
-    for (const asked of ['during the first', 'after it'] as const) {
-      const { took, rest, runs } = await twoPasses(['after a rest'], asked);
-      // A timer may fire a millisecond early by Date.now().
-      expect({ asked, tookLong: took >= 290, restLong: rest >= 245, restCapped: rest < 2000, runs }).toEqual({
-        asked,
-        tookLong: true,
-        restLong: true,
-        restCapped: true,
-        runs: 2,
-      });
+  it('rests as long as the last pass took, at most INGEST_FLUSH_MAX_REST_MS, holding what came meanwhile', async () => {
+    for (const maxRestMs of [250, 60_000]) {
+      for (const asked of ['during the first', 'after it'] as const) {
+        const { took, rest, runs } = await twoPasses(['after a rest'], asked, maxRestMs);
+        // A timer may fire a millisecond early by Date.now(); the second pass's own start (a seal, a read of its
+        // segment) comes on top of the rest.
+        const restAsLong = Math.min(took, maxRestMs) - 2 <= rest && rest < Math.min(took, maxRestMs) + INSERT_MS;
+        expect({ maxRestMs, asked, tookLong: took >= INSERT_MS - 2, restAsLong, runs }).toEqual({
+          maxRestMs,
+          asked,
+          tookLong: true,
+          restAsLong: true,
+          runs: 2,
+        });
+      }
     }
   });
 
   it("is a read's beside other reads: a flush asked for at once does not rest, and ends a rest under way", async () => {
     for (const askers of [['at once'], ['after a rest', 'at once']] satisfies PassStart[][]) {
       for (const asked of ['during the first', 'after it'] as const) {
-        const { rest, runs } = await twoPasses(askers, asked);
-        expect({ askers, asked, restShort: rest < 245, runs }).toEqual({ askers, asked, restShort: true, runs: 2 });
+        // Rested, the second pass would begin to insert as long after the first as the first took (≥ INSERT_MS).
+        const { rest, runs } = await twoPasses(askers, asked, 60_000);
+        const restShort = rest < INSERT_MS / 2;
+        expect({ askers, asked, restShort, runs }).toEqual({ askers, asked, restShort: true, runs: 2 });
       }
     }
   });
