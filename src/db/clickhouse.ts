@@ -45,6 +45,11 @@ export interface ClickHouseStore {
   layout: ClickHouseLayout;
   query<Row>(query: ClickHouseQuery): Promise<Row[]>;
   /**
+   * A query with a LIMIT, and how many rows it had before it: what a count over the same rows would say, counted by
+   * the engine as they pass (`exact_rows_before_limit`), so that a page and its total take one read.
+   */
+  queryCounted<Row>(query: ClickHouseQuery): Promise<{ rows: Row[]; rowsBeforeLimit: number }>;
+  /**
    * A read whose answer depends only on the rows of `range`: answered again from memory while the parts that can
    * hold them stay the same (settled-reads.ts), read as `query` where the layout does not allow that. The rows may be
    * shared with other callers: they are not to be changed.
@@ -224,24 +229,31 @@ function overClient(client: StatementClient, layout: ClickHouseLayout, streamer:
     }
   }
 
-  async function query<Row>({ name, sql, params, limits }: ClickHouseQuery): Promise<Row[]> {
+  /** A read in the engine's JSON format: its rows, and the statistics the format carries beside them. */
+  async function readIn<Result>(
+    { name, sql, params, limits }: ClickHouseQuery,
+    format: 'JSONEachRow' | 'JSON',
+    extraSettings: ClickHouseSettings = {},
+  ): Promise<Result> {
     const settings = readLimitSettings(limits, name);
     const abortSignal = readAbortSignal();
     try {
       const result = await client.query({
         query: sql,
         query_params: params,
-        format: 'JSONEachRow',
-        clickhouse_settings: { log_comment: name, ...settings },
+        format,
+        clickhouse_settings: { log_comment: name, ...settings, ...extraSettings },
         abort_signal: abortSignal,
       });
-      return await result.json<Row>();
+      return (await result.json()) as Result;
     } catch (error) {
       // No longer waited for: the read's time is up.
       if (abortSignal?.aborted) throw readTimedOut(name);
       throw toStoreError(error, name);
     }
   }
+
+  const query = <Row>(statement: ClickHouseQuery) => readIn<Row[]>(statement, 'JSONEachRow');
 
   // Kept results are one server's: see settled-reads.ts. Both read through the store's `query` as it is when they
   // run, as every other read does.
@@ -250,6 +262,14 @@ function overClient(client: StatementClient, layout: ClickHouseLayout, streamer:
   const store: ClickHouseStore = {
     layout,
     query,
+    async queryCounted<Row>(statement: ClickHouseQuery) {
+      const result = await readIn<{ data: Row[]; rows_before_limit_at_least?: number }>(statement, 'JSON', {
+        exact_rows_before_limit: 1,
+      });
+      // The engine gives the statistic for a statement with a LIMIT only.
+      if (result.rows_before_limit_at_least === undefined) throw new Error(`${statement.name} has no LIMIT to count`);
+      return { rows: result.data, rowsBeforeLimit: Number(result.rows_before_limit_at_least) };
+    },
     querySettled: settled ?? ((read) => store.query(read)),
     async stream(query) {
       try {

@@ -114,15 +114,17 @@ export function sessionService(ch: ClickHouseStore, clock: Clock, limits: QueryL
       filters: SessionFilters,
     ): Promise<{ sessions: Session[]; total: number }> {
       const { shape, used, params } = await windowParams(projectId, window, filters);
-      const keys = await query<{ session_id: string; first_run_at: string; last_run_at: string; total: number }>(
-        'sessions.page',
-        q.selectSessionPage(shape, used),
-        { ...params, limit: page.limit, offset: page.offset },
-      );
-      if (keys.length === 0) {
-        const [count] = await query<{ total: number }>('sessions.count', q.countSessions(shape, used), params);
-        return { sessions: [], total: Number(count.total) };
-      }
+      const { rows: keys, rowsBeforeLimit: total } = await ch.queryCounted<{
+        session_id: string;
+        first_run_at: string;
+        last_run_at: string;
+      }>({
+        name: 'sessions.page',
+        sql: q.selectSessionPage(shape, used),
+        params: { ...params, limit: page.limit, offset: page.offset },
+        limits,
+      });
+      if (keys.length === 0) return { sessions: [], total };
       const figures = await query<FiguresRow>(
         'sessions.figures',
         q.selectSessionFigures(shape, [...used, 'sessions', 'span']),
@@ -141,7 +143,7 @@ export function sessionService(ch: ClickHouseStore, clock: Clock, limits: QueryL
       const bySession = new Map(figures.map((row) => [row.session_id, toSession(row, now)]));
       return {
         sessions: keys.flatMap((key) => bySession.get(key.session_id) ?? []),
-        total: Number(keys[0].total),
+        total,
       };
     },
 
