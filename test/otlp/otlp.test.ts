@@ -7,6 +7,11 @@ import { startTestApp, type TestApp } from '../support/app';
 import { setUpProject } from '../support/fixtures';
 import { agent, chat, exporter, listen, plain, runOf, toolCall, tracing, type Encoding, type SpanSpec } from './otel';
 
+// A late span's flush carries a lightweight DELETE of its run's replaced row, which waits for the engine's merges of
+// the parts it touches: past the default 30 s once on CI's loaded machine, where a read waits up to READ_FLUSH_WAIT_MS
+// (60 s in tests, test/support/app.ts) for that flush.
+jest.setTimeout(90_000);
+
 let app: TestApp;
 let server: Awaited<ReturnType<typeof listen>>;
 beforeAll(async () => {
