@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { ClickHouseStore } from './clickhouse';
+import { storeErrorCode, type ClickHouseStore } from './clickhouse';
 import type { PostgresStore, Sql } from './postgres';
 import {
   appliedVersions,
@@ -98,6 +98,22 @@ export async function checkTopology(ch: ClickHouseStore): Promise<void> {
   if (table && table.engine !== expected) refuse(`holds a schema made for another topology (${table.engine} tables)`);
 }
 
+// ClickHouse's code for a setting it does not know.
+const UNKNOWN_SETTING = '115';
+
+/**
+ * Runs a migration's statement. A table setting the server does not know yet (a newer server's tuning, such as
+ * 0010's) is skipped with a warning: the table keeps the server's default, and the service works the same, slower.
+ */
+export async function runClickHouseStatement(ch: ClickHouseStore, statement: string, log: Logger): Promise<void> {
+  try {
+    await ch.command(statement);
+  } catch (error) {
+    if (!/\bMODIFY SETTING\b/.test(statement) || storeErrorCode(error) !== UNKNOWN_SETTING) throw error;
+    log.warn({ err: error, statement }, 'migration: the ClickHouse server does not know this table setting; skipped');
+  }
+}
+
 async function migrateClickHouse(ch: ClickHouseStore, log: Logger): Promise<void> {
   await ch.command(migrationsTable(ch.layout));
   await checkTopology(ch);
@@ -105,7 +121,7 @@ async function migrateClickHouse(ch: ClickHouseStore, log: Logger): Promise<void
   const applied = new Set(rows.map((row) => row.version));
   for (const migration of readMigrations('clickhouse', ch.layout).filter((m) => !applied.has(m.version))) {
     // On a cluster each statement returns once every host has run it (layoutSettings: the distributed DDL queue).
-    for (const statement of migration.statements) await ch.command(statement);
+    for (const statement of migration.statements) await runClickHouseStatement(ch, statement, log);
     await ch.insert('schema_migrations', [{ version: migration.version }]);
     log.info({ store: 'clickhouse', version: migration.version }, 'migration applied');
   }

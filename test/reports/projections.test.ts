@@ -38,14 +38,22 @@ beforeAll(async () => {
   });
   await app.http.post('/ingest/agent/runs/batch').set(bearer(setup.key)).send({ runs }).expect(200);
   await app.writer.flushedAll();
-});
+  // A flush's part gets its projections from its first merge (schema/clickhouse/0010); other test files' parts of the
+  // same months keep the background from merging it at once, so they are built here.
+  const months = new Set([windows.previous.from, now].map((date) => date.toISOString().slice(0, 7).replace('-', '')));
+  for (const projection of new Set(CASES.flatMap(([, , , projections]) => projections)))
+    for (const month of months)
+      await app.stores.ch.command(
+        `ALTER TABLE runs MATERIALIZE PROJECTION ${projection} IN PARTITION ${month} SETTINGS mutations_sync = 1`,
+      );
+}, 120_000);
 afterAll(() => app.close());
 
 const agentFilter = [SUMMARY_FILTERS.agent_name];
 const summaryKeys = { is_current: GROUP_KEYS.is_current };
 const cellParams = { buckets: [64], cells: [new TupleParam([1, 64])] };
 
-it.each([
+const CASES: [string, string, Record<string, unknown>, string[]][] = [
   // Each read names its projection (a tie in marks to read, as over these few runs, would leave the choice open).
   ['the summary of all agents', selectSummary([], 'rollups'), {}, ['hourly_all_agents']],
   ['the summary of one agent', selectSummary(['agent_name'], 'rollups'), {}, ['hourly']],
@@ -112,7 +120,9 @@ it.each([
     { hours_start: windows.current.from, hours_end: windows.current.to, status: 'completed', loop_detected: false },
     ['run_counts'],
   ],
-])('%s reads its pre-aggregates', async (_label, sql, params, projections) => {
+];
+
+it.each(CASES)('%s reads its pre-aggregates', async (_label, sql, params, projections) => {
   const plan = await app.stores.ch.query<{ explain: string }>({
     name: 'test.explain',
     sql: `EXPLAIN projections = 1 ${sql}`,
@@ -134,4 +144,50 @@ it.each([
       .matchAll(/ReadFromMergeTree \((\w+)\)/g),
   ].map(([, name]) => name);
   for (const projection of projections) expect(read).toContainEqual(expect.stringMatching(`^(${projection})$`));
+});
+
+it("a flush's parts have no projections until a merge builds them, and the reports answer the same", async () => {
+  // A month no other test writes into (a partition of `runs` of this test alone), the service's clock in it.
+  const month = new Date(Date.UTC(2040 + Math.floor(Math.random() * 20), Math.floor(Math.random() * 12), 1));
+  app.clock.set(new Date(month.getTime() + 25 * DAY));
+  const partition = month.toISOString().slice(0, 7).replace('-', '');
+  const { project, key } = await setUpProject(app);
+  const flush = async (day: number) => {
+    const timestamp = new Date(month.getTime() + day * DAY);
+    const runs = [1, 2, 3].map((i) => ({
+      agent_name: 'planner',
+      timestamp: new Date(timestamp.getTime() + i * HOUR).toISOString(),
+      status: i === 3 ? 'failed' : 'completed',
+      finished_at: new Date(timestamp.getTime() + i * HOUR + 1000 * i).toISOString(),
+    }));
+    await app.http.post('/ingest/agent/runs/batch').set(bearer(key)).send({ runs }).expect(200);
+    await app.writer.flushedAll();
+  };
+  const parts = () =>
+    app.stores.ch.query<{ projections: string[] }>({
+      name: 'test.parts',
+      sql: `SELECT projections FROM system.parts
+            WHERE database = currentDatabase() AND table = 'runs' AND partition_id = {partition:String} AND active`,
+      params: { partition },
+    });
+  const summary = async () =>
+    (
+      await app.http
+        .get(`/projects/${project.id}/agent/summary`)
+        .query({ from: month.toISOString(), to: new Date(month.getTime() + 20 * DAY).toISOString() })
+        .set(bearer(key))
+        .expect(200)
+    ).body;
+  await flush(2);
+  await flush(5);
+  expect((await parts()).map((part) => part.projections)).toEqual([[], []]);
+  const beforeMerge = await summary();
+  expect(beforeMerge.current).toMatchObject({ total_runs: 6, completed_runs: 4, duration_p50_ms: 2000 });
+
+  await app.stores.ch.command(`OPTIMIZE TABLE runs PARTITION ${partition} FINAL`);
+  const merged = await parts();
+  expect(merged).toHaveLength(1);
+  expect(merged[0].projections).toEqual(expect.arrayContaining(['hourly_all_agents', 'sessions', 'duration_values']));
+  expect(await summary()).toEqual(beforeMerge);
+  app.clock.set(now);
 });

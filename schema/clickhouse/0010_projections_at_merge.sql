@@ -1,0 +1,11 @@
+-- The projections of `runs` are built by the first merge of a part rather than by its insert. Each flush inserts a
+-- part, and building its thirteen projections took two thirds of a small insert (~30 of ~45 ms for 600 runs): the
+-- flush a read waits for (read-your-writes) under steady ingest. A part inserted without them is read from its rows
+-- by every statement that reads a projection: ClickHouse reads each part from the projection where the part has it,
+-- and from its rows where not, so answers stay the same. Small new parts merge within seconds, and the merge builds
+-- the projections of the rows it merges; a merge combines only parts with the same projections, so a part merged
+-- once merges on with the older ones. docs/reports.md, BENCHMARKS.md.
+--
+-- The two settings came with ClickHouse 26 (the embedded engine's 26.7 has them); a server that does not know them
+-- skips this statement with a warning (src/db/migrate.ts), and its inserts go on building the projections.
+ALTER TABLE runs MODIFY SETTING materialize_projections_on_insert = 0, materialize_projections_on_merge = 1;
