@@ -193,7 +193,7 @@ export async function generateRuns(
 
 /** Whether inserts into `runs` build its projections (the service's: no, its merges do). */
 const projectionsOnInsert = (ch: ClickHouseStore, built: boolean) =>
-  ch.command(`ALTER TABLE runs MODIFY SETTING materialize_projections_on_insert = ${built ? 1 : 0}`);
+  setRunsSetting(ch, `materialize_projections_on_insert = ${built ? 1 : 0}`);
 
 /**
  * The live rows of the last 4 days less an hour (the table's TTL is 4 days; none may expire during the bench):
@@ -286,7 +286,11 @@ export async function generateDataset(
  * aggregating every run again at each merge: generating 100 M runs took ~30 minutes with 'rebuild'.
  */
 const mergeProjections = (ch: ClickHouseStore, mode: 'ignore' | 'rebuild') =>
-  ch.command(`ALTER TABLE runs MODIFY SETTING deduplicate_merge_projection_mode = '${mode}'`);
+  setRunsSetting(ch, `deduplicate_merge_projection_mode = '${mode}'`);
+
+/** Sets a table setting of `runs` (`name = value`) for the generation. */
+const setRunsSetting = (ch: ClickHouseStore, setting: string) =>
+  ch.command(`ALTER TABLE runs MODIFY SETTING ${setting}`);
 
 export interface DatasetCounts {
   finished: number;
