@@ -27,6 +27,7 @@ const SERVER_MODE_TESTS = [
   'reports/live-gap',
   'reports/search',
   'reports/export',
+  'sessions/sessions',
   'otlp/otlp',
   'otlp/otlp-durability',
   'otlp/instrumentations',

@@ -91,7 +91,7 @@ export function createApp({ config, stores, clock, log, jwtSecret }: AppDependen
   const { prices } = createPricing({ config });
   // Reads of runs wait for the flush of what this instance acknowledged for their project (read-your-writes).
   // They wait for it at most READ_FLUSH_WAIT_MS, then get 503: a busy flush does not hold reads (docs/limits.md).
-  const writer = openRunWriter({ ch, log, config });
+  const writer = openRunWriter({ ch, pg, log, config });
   const flushed = boundedBarrier(writer.flushed, config.readFlushWaitMs);
   const runs = createRuns({ ch, flushed, retainedFrom: retention.retainedFrom });
   const reports = createReports({ ch, clock, flushed, retainedFrom: retention.retainedFrom, config });

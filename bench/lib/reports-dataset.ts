@@ -45,12 +45,16 @@ const normal = (salt: number) => `sqrt(-2 * log(${uniform(salt)})) * cos(2 * pi(
 // sessions have a user too. A third of the runs carry one or two tags.
 const SESSION_BLOCK = 2000;
 const SESSIONS_PER_BLOCK = Math.round((SESSION_BLOCK * 0.6) / 10.5);
+// A session's number (schema/clickhouse/0011), as the flush would write it: numbered in the order of its block,
+// from 2^40 on, where the service's own numbers (Postgres) do not reach.
+const FIRST_SESSION_NUMBER = 2 ** 40;
 const SESSION_COLUMNS = `
     ${uniform(20)} < 0.6 AS in_session,
     intDiv(number, ${SESSION_BLOCK}) AS session_block,
     cityHash64(number, 21) % ${SESSIONS_PER_BLOCK} AS session_k,
     if(in_session, concat('conv_', leftPad(lower(hex(cityHash64(session_block, session_k))), 16, '0')), '')
       AS session_id,
+    if(in_session, ${FIRST_SESSION_NUMBER} + session_block * ${SESSIONS_PER_BLOCK} + session_k, 0) AS session_number,
     greatest(1000, intDiv({n:UInt64}, ${SESSION_BLOCK} * 50 / ${SESSIONS_PER_BLOCK})) AS user_pool,
     multiIf(in_session, concat('user_', toString(cityHash64(session_block, session_k, 1) % user_pool)),
             cityHash64(number, 22) % 2 = 0, concat('user_', toString(cityHash64(number, 23) % user_pool)), '')
@@ -106,7 +110,7 @@ const INSERT_FINISHED = `
   INSERT INTO runs (project_id, timestamp, id, agent_name, status, finished_at, duration_ms, input, output,
                     termination_reason, termination_detail, loop_detected, loop_step_index,
                     total_steps, total_tokens, total_cost_usd, tool_calls, tool_names, metadata,
-                    session_id, user_id, tags, inserted_at)
+                    session_id, user_id, tags, session_number, inserted_at)
   SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, {agents:Array(String)}[1 + agent_k], status,
          fromUnixTimestamp64Milli(finished_ms, 'UTC'), duration,
          ${TASK_INPUT},
@@ -117,7 +121,7 @@ const INSERT_FINISHED = `
          if(status = 'failed', 'tool returned HTTP 500', ''),
          ${LOOP_COLUMNS}, steps, tokens, cost, tools_used, tool_set,
          if(cityHash64(number, 17) % 10 = 0, [toFloat64(agent_k), 0.5], []),
-         session_id, user_id, run_tags,
+         session_id, user_id, run_tags, session_number,
          toDateTime(intDiv(finished_ms, 1000) + 1, 'UTC')
   FROM (${POPULATION})
   WHERE NOT is_running
@@ -144,11 +148,11 @@ const insertLive = (version: 0 | 1 | 2 | 3) => `
   INSERT INTO live_runs (project_id, timestamp, id, version, finished, agent_name, input, metadata,
                          loop_detected, loop_step_index,
                          total_steps, total_tokens, total_cost_usd, tool_calls, tool_names,
-                         session_id, user_id, tags)
+                         session_id, user_id, tags, session_number)
   SELECT {project_id:UUID}, fromUnixTimestamp64Milli(ts_ms, 'UTC'), run_id, ${version}, ${version === 3 ? 1 : 0},
          {agents:Array(String)}[1 + agent_k], ${TASK_INPUT}, [],
          ${liveProgress(version)},
-         session_id, user_id, run_tags
+         session_id, user_id, run_tags, session_number
   FROM (${POPULATION})
   WHERE streamed ${version >= 2 ? 'AND NOT is_running' : ''}
   ${ON_EVERY_CORE}`;

@@ -16,13 +16,20 @@ export interface WholeRunItem {
   status: 'completed' | 'failed';
   input: string;
   output: string;
+  session_id?: string;
   steps: StepInput[];
 }
 
-/** `count` runs started in the minute before `nowMs`, 1 ms apart, each 1.5 s long, one in ten failed. */
+/**
+ * `count` runs started in the minute before `nowMs`, 1 ms apart, each 1.5 s long, one in ten failed; six in ten in a
+ * session of their batch (ten runs each), as the reports' data set has them: each batch's sessions are new ones, for
+ * the flush to number (the dearest case).
+ */
 export function wholeRunItems(count: number, nowMs: number): WholeRunItem[] {
+  const batch = uuidv7();
   return Array.from({ length: count }, (_, i) => ({
     agent_name: `agent-${i % 20}`,
+    ...(i % 10 < 6 ? { session_id: `${batch}-${Math.floor(i / 10)}` } : {}),
     timestamp: new Date(nowMs - 60_000 + i).toISOString(),
     finished_at: new Date(nowMs - 60_000 + i + 1500).toISOString(),
     status: i % 10 === 0 ? 'failed' : 'completed',
@@ -64,7 +71,7 @@ export function storedRows(projectId: string, items: readonly WholeRunItem[], th
       input: item.input,
       metadata: [],
       ...totals,
-      session_id: '',
+      session_id: item.session_id ?? '',
       user_id: '',
       tags: [],
     };

@@ -9,7 +9,8 @@ import { isInputError, type ClickHouseStore } from '../db/clickhouse';
 import { outsideRead } from '../db/read-scope';
 import type { IngestLog, SealedSegment } from './log';
 import { linesByTable, type RunTable } from './records';
-import { deleteReplaced, insertLines, STORE_ORDER } from './store-lines';
+import type { SessionNumbers } from '../sessions/numbers';
+import { deleteReplaced, insertLines, numberSessions, STORE_ORDER } from './store-lines';
 
 // ClickHouse refuses an insert spanning more partitions than max_partitions_per_insert_block (100 by default):
 // a segment's rows are inserted in chunks of at most this many partitions, so that any mix of dates lands.
@@ -27,6 +28,8 @@ export type PassStart = 'at once' | 'after a rest';
 export interface FlusherOptions {
   log: IngestLog;
   ch: ClickHouseStore;
+  /** The numbers of the sessions of the rows it inserts (Postgres). */
+  sessionNumbers: SessionNumbers;
   logger: Logger;
   /** Where rows the engine refuses as data are kept, one JSON line each, with the reason. */
   deadLetterFile: string;
@@ -152,6 +155,7 @@ export class Flusher {
   private async flushSegment(segment: SealedSegment): Promise<void> {
     const startedAt = Date.now();
     const tables = linesByTable(await this.options.log.readSegment(segment));
+    await numberSessions(tables, this.options.sessionNumbers);
     // Within a group the tables are independent: each gets its inserts one at a time, all at once.
     for (const group of STORE_ORDER) {
       await Promise.all(

@@ -3,6 +3,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { ClickHouseStore } from '../db/clickhouse';
+import type { Sql } from '../db/postgres';
+import { sessionNumbers } from '../sessions/numbers';
 import { ingestRoutes } from './routes';
 import { ingestService, type IngestServiceDependencies } from './service';
 import { directWriter, ingestReadiness, openLogWriter, type RunWriter } from './writer';
@@ -11,6 +13,7 @@ export { boundedBarrier } from './writer';
 
 export interface RunWriterDependencies {
   ch: ClickHouseStore;
+  pg: Sql;
   log: Logger;
   config: Pick<Config, 'ingestLog' | 'ingestFlushMaxRows' | 'ingestFlushIntervalMs' | 'ingestFlushMaxRestMs'>;
 }
@@ -19,10 +22,11 @@ export interface RunWriterDependencies {
  * The ingest log (INGEST_LOG=on: acknowledged at fsync, flushed in bulk), else inserts straight into ClickHouse.
  * Every read of runs waits for its flushes (read-your-writes), so it is opened before the capabilities that read.
  */
-export function openRunWriter({ ch, log, config }: RunWriterDependencies): RunWriter {
-  if (!config.ingestLog) return directWriter(ch, config.ingestFlushMaxRows);
+export function openRunWriter({ ch, pg, log, config }: RunWriterDependencies): RunWriter {
+  if (!config.ingestLog) return directWriter(ch, sessionNumbers(pg), config.ingestFlushMaxRows);
   return openLogWriter({
     ch,
+    sessionNumbers: sessionNumbers(pg),
     log,
     ...config.ingestLog,
     flushMaxRows: config.ingestFlushMaxRows,

@@ -5,7 +5,45 @@ import type { ClickHouseStore, InsertOptions } from '../db/clickhouse';
 import { dropEmptiedParts } from '../db/emptied-parts';
 import { deletionTarget } from '../db/topology';
 import { runIdentity } from '../runs/store';
+import { NO_SESSION, type SessionNumbers, type SessionOf } from '../sessions/numbers';
 import { rowOf, RUN_TABLES, type RunTable } from './records';
+
+/** The tables of run rows, whose lines get their session's number at the flush (`numberSessions`). */
+const NUMBERED: ReadonlySet<RunTable> = new Set(['live_runs', 'runs', 'replaced']);
+type LinesByTable = Map<RunTable, Map<string, string[]>>;
+
+/** Where a run table's lines hold the project and the session. */
+const sessionColumns = (table: RunTable) => ({
+  project: RUN_TABLES[table].columns.indexOf('project_id'),
+  session: RUN_TABLES[table].columns.indexOf('session_id'),
+});
+
+/**
+ * Appends to each run row's line its session's number (schema/clickhouse/0011), numbering the sessions Postgres has
+ * not seen. The number goes last, after the columns of the line's format, in every format the log has had; a line
+ * stored again after a crash gets the same number, so its insert's deduplication token still names the same rows.
+ */
+export async function numberSessions(tables: LinesByTable, numbers: SessionNumbers): Promise<void> {
+  const sessions = new Map<string, SessionOf>();
+  const runLines = [...NUMBERED].flatMap((table) => {
+    const columns = sessionColumns(table);
+    return [...(tables.get(table)?.values() ?? [])].map((lines) => {
+      const keys = lines.map((line) => {
+        const values = JSON.parse(line) as unknown[];
+        const session = { projectId: values[columns.project] as string, sessionId: values[columns.session] as string };
+        if (session.sessionId === '') return undefined;
+        const key = `${session.projectId} ${session.sessionId}`;
+        sessions.set(key, session);
+        return key;
+      });
+      return { lines, keys };
+    });
+  });
+  const numbered = sessions.size > 0 ? await numbers(sessions) : new Map<string, number>();
+  for (const { lines, keys } of runLines)
+    for (const [i, key] of keys.entries())
+      lines[i] = `${lines[i].slice(0, -1)},${key === undefined ? NO_SESSION : numbered.get(key)}]`;
+}
 
 // The runs of the replacing rows lose every row that is not the newest of them: re-run after a crash, it deletes
 // nothing more. A run gets its next replacing row only once this one is flushed (service.ts reads the run after a
@@ -45,7 +83,7 @@ export async function insertLines(
   options?: InsertOptions,
 ): Promise<void> {
   const { table: target, columns } = RUN_TABLES[table];
-  await ch.insertLines(target, columns, lines, options);
+  await ch.insertLines(target, NUMBERED.has(table) ? [...columns, 'session_number'] : columns, lines, options);
 }
 
 /**

@@ -15,7 +15,8 @@ import { Flusher, type PassStart } from './flusher';
 import { RunHead } from './head';
 import { IngestLog } from './log';
 import { decodeWrite, encodeWrite, linesByTable, rowsInRecord, type RunWrite } from './records';
-import { storeLines, STORE_ORDER } from './store-lines';
+import type { SessionNumbers } from '../sessions/numbers';
+import { numberSessions, storeLines, STORE_ORDER } from './store-lines';
 
 /** The backlog of writes acknowledged and not yet in ClickHouse. */
 export interface Backlog {
@@ -114,6 +115,8 @@ const MAX_HEAD_RUNS = 2_000_000;
 
 export interface LogWriterOptions {
   ch: ClickHouseStore;
+  /** The numbers of the sessions of the rows it stores (Postgres). */
+  sessionNumbers: SessionNumbers;
   log: Logger;
   directory: string;
   maxBytes: number;
@@ -126,6 +129,7 @@ export interface LogWriterOptions {
 /** The log-backed writer. Opening it replays the log into the head; its backlog then flushes in the background. */
 export function openLogWriter({
   ch,
+  sessionNumbers,
   log,
   directory,
   maxBytes,
@@ -154,6 +158,7 @@ export function openLogWriter({
   const flusher = new Flusher({
     log: ingestLog,
     ch,
+    sessionNumbers,
     logger: log,
     deadLetterFile: path.join(directory, 'dead-letter.jsonl'),
     onFlushed: (lsn) => {
@@ -240,9 +245,10 @@ export function openLogWriter({
  * The stateless writer: each write is inserted into ClickHouse before it is acknowledged, with async_insert so the
  * server batches the inserts of every instance. Concurrent writes share one insert per table, one at a time.
  */
-export function directWriter(ch: ClickHouseStore, flushMaxRows: number): RunWriter {
+export function directWriter(ch: ClickHouseStore, sessionNumbers: SessionNumbers, flushMaxRows: number): RunWriter {
   const inserts = new Batcher<Buffer, void>(async (records) => {
     const tables = linesByTable(records);
+    await numberSessions(tables, sessionNumbers);
     // One table after the other, in the flusher's order: a 503 in the middle leaves what a retry converges from.
     for (const table of STORE_ORDER.flat()) {
       await storeLines(ch, table, [...(tables.get(table)?.values() ?? [])].flat(), { serverBatched: true });

@@ -15,7 +15,12 @@ export const UPDATE_PROJECT = `
   UPDATE projects SET name = coalesce($3, name), retention_days = coalesce($4, retention_days)
   WHERE org_id = $1 AND id = $2 RETURNING ${PROJECT_COLUMNS}`;
 
-export const DELETE_PROJECT = `DELETE FROM projects WHERE org_id = $1 AND id = $2 RETURNING id`;
+// Its session numbers (schema/postgres/0010) go with it, in the same statement. They have no foreign key: a flush of
+// runs acknowledged before the deletion may still number their sessions, and must not fail for it.
+export const DELETE_PROJECT = `
+  WITH deleted AS (DELETE FROM projects WHERE org_id = $1 AND id = $2 RETURNING id),
+  numbers AS (DELETE FROM session_numbers WHERE project_id IN (SELECT id FROM deleted))
+  SELECT id FROM deleted`;
 
 // The keys a project deletion takes with it (by cascade), so that they can be dropped from the key cache too.
 export const SELECT_PROJECT_KEY_HASHES = `

@@ -22,6 +22,9 @@ export const SESSION_FILTERS = {
   sessions: 'session_id IN {sessions:Array(String)}',
   span: `timestamp >= ${timeParam('span_first')} AND timestamp <= ${timeParam('span_last')}`,
   session: 'session_id = {session_id:String}',
+  // A page's sessions by their numbers (schema/clickhouse/0011): the whole hours come from `sessions_by_number`,
+  // which finds them in a few granules over any window.
+  numbers: 'session_number IN {numbers:Array(UInt64)}',
 } as const;
 export type SessionFilter = keyof typeof SESSION_FILTERS;
 
@@ -146,3 +149,51 @@ export const SELECT_SESSION_RUNS = sql`
     WHERE ${LIVE_NOT_FINISHED} AND session_id = {session_id:String})
   ORDER BY timestamp, toString(id)
   LIMIT {limit:UInt64}`;
+
+// The exact count of a window's sessions from the hours' bitmaps of session numbers (schema/clickhouse/0011): the
+// union of the whole hours' bitmaps, plus the sessions of the partial hours at the edges and of the running runs
+// (`extra`, read raw) less those of them already in the whole hours (found by number in `sessions_by_number`). A bitmap
+// counts 0 when its hours hold runs outside sessions (`lowest`). `highest` is SESSION_NOT_NUMBERED where a run of a
+// session was written before numbers were (the caller counts by grouping then). `extra` is a scalar, read once (as a
+// CTE it was read for each use: ~65 ms each at 100 M runs), and sent to every shard of a cluster with the statement,
+// where a session's runs lie on several shards (runs are sharded by run).
+const EXTRA_SESSIONS = sql`
+  SELECT groupArray(DISTINCT session_number) FROM (
+    SELECT session_number FROM runs
+    WHERE ${IN_WINDOW} AND ${OUTSIDE_WHOLE_HOURS} AND ${IN_SESSION}
+    UNION ALL
+    SELECT session_number FROM live_runs FINAL
+    WHERE ${LIVE_NOT_FINISHED} AND ${IN_SESSION})`;
+
+export const SELECT_SESSION_COUNT = sql`
+  WITH (${EXTRA_SESSIONS}) AS extra
+  SELECT
+    whole.sessions - (whole.sessions > 0 AND whole.lowest = 0) + length(extra) - (
+      SELECT count() FROM (
+        SELECT session_number FROM runs
+        WHERE ${IN_WHOLE_HOURS} AND session_number IN (SELECT arrayJoin(extra))
+        GROUP BY session_number)
+    ) AS total,
+    greatest(whole.highest, arrayMax(extra)) AS highest
+  FROM (
+    SELECT groupBitmap(session_number) AS sessions, min(session_number) AS lowest, max(session_number) AS highest
+    FROM runs
+    WHERE ${IN_WHOLE_HOURS}
+  ) AS whole`;
+
+/**
+ * A page's keys from the window's newest runs, from {newest_from} on: a session with a run there has its last run of
+ * the window there, so when they hold at least offset + limit sessions (or reach the window's start), the page is
+ * theirs, newest last run first (then by id). Read with \`queryCounted\`: the rows before the LIMIT say how many.
+ */
+export const SELECT_NEWEST_SESSIONS = sql`
+  SELECT session_id, any(session_number) AS session_number, max(timestamp) AS last_run_at
+  FROM (
+    SELECT session_id, session_number, timestamp FROM runs
+    WHERE ${IN_WINDOW} AND timestamp >= ${timeParam('newest_from')} AND ${IN_SESSION}
+    UNION ALL
+    SELECT session_id, session_number, timestamp FROM live_runs FINAL
+    WHERE ${LIVE_NOT_FINISHED} AND timestamp >= ${timeParam('newest_from')} AND ${IN_SESSION})
+  GROUP BY session_id
+  ORDER BY last_run_at DESC, session_id
+  LIMIT {limit:UInt64} OFFSET {offset:UInt64}`;

@@ -1,7 +1,8 @@
 // The sessions (contract §10): a list of the sessions with runs in a window, newest last run first, and one session
 // with its runs. A session's figures count its runs of the window (those that match the list's filters). No HTTP.
 import type { Clock } from '../clock';
-import { fromClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
+import { HOUR_MS } from '../clock';
+import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import { notFound } from '../errors';
 import { hourWindowParams, wholeHours } from '../reports/rollups';
 import { retainedPart, type TimeRange } from '../reports/window-runs';
@@ -47,6 +48,44 @@ interface FiguresRow {
   total_cost_usd: number;
   agents: string[];
   user_ids: string[];
+}
+
+/**
+ * What a run of a session written before session numbers reads as (schema/clickhouse/0011): 2^63, a Number exactly
+ * (the engine's JSON gives a UInt64 as a number or as text).
+ */
+const SESSION_NOT_NUMBERED = 2 ** 63;
+/**
+ * How far back from a window's end a page's keys are looked for among the newest runs, widened in turn until they
+ * hold the page's sessions (hours). Past the last, the page groups every session of the window.
+ */
+const NEWEST_HOURS = [1, 6, 36];
+
+type PageKey = { session_id: string; first_run_at?: string; last_run_at: string; session_number?: string };
+type Page = { keys: PageKey[]; total: number };
+
+/**
+ * The statement and parameters of a page's figures: by their numbers where the page has them (the projection
+ * `sessions_by_number` finds them over any window), else by their ids within the span of their runs (phase one's).
+ */
+function figuresOf(
+  shape: q.SessionShape,
+  used: readonly q.SessionFilter[],
+  params: Record<string, unknown>,
+  keys: PageKey[],
+): [string, Record<string, unknown>] {
+  if (keys.every((key) => key.session_number !== undefined))
+    return [
+      q.selectSessionFigures(shape, ['numbers']),
+      { ...params, numbers: keys.map((key) => Number(key.session_number)) },
+    ];
+  // ClickHouse's time strings sort as the times do.
+  const firsts = keys.map((key) => key.first_run_at!).sort();
+  const lasts = keys.map((key) => key.last_run_at).sort();
+  return [
+    q.selectSessionFigures(shape, [...used, 'sessions', 'span']),
+    { ...params, sessions: keys.map((key) => key.session_id), span_first: firsts[0], span_last: lasts.at(-1) },
+  ];
 }
 
 /** A session lists at most this many of its users. */
@@ -96,6 +135,7 @@ export function sessionService(ch: ClickHouseStore, clock: Clock, limits: QueryL
     const window = retainedPart(sent, await retainedFrom(projectId));
     const used = (['agent_name', 'user_id'] as const).filter((filter) => filters[filter] !== undefined);
     return {
+      window,
       shape: shapeOf(window, filters),
       used,
       params: {
@@ -105,46 +145,73 @@ export function sessionService(ch: ClickHouseStore, clock: Clock, limits: QueryL
     };
   }
 
+  /**
+   * A page of a window's sessions from the bitmaps of session numbers (the count) and the window's newest runs (the
+   * keys); undefined when the window holds runs of sessions not numbered, or the page lies deeper than the newest
+   * runs looked at.
+   */
+  async function numberedPage(
+    window: TimeRange,
+    params: Record<string, unknown>,
+    page: { limit: number; offset: number },
+  ): Promise<Page | undefined> {
+    const [[count], keys] = await Promise.all([
+      query<{ total: string; highest: string }>('sessions.count', q.SELECT_SESSION_COUNT, params),
+      newestSessions(window, params, page),
+    ]);
+    if (Number(count.highest) === SESSION_NOT_NUMBERED || !keys) return undefined;
+    return { keys, total: Number(count.total) };
+  }
+
+  /** The page's keys among the newest runs of the window, looked for further back until they hold the page. */
+  async function newestSessions(
+    window: TimeRange,
+    params: Record<string, unknown>,
+    page: { limit: number; offset: number },
+  ): Promise<PageKey[] | undefined> {
+    for (const hours of NEWEST_HOURS) {
+      const from = new Date(Math.max(window.from.getTime(), window.to.getTime() - hours * HOUR_MS));
+      const { rows, rowsBeforeLimit } = await ch.queryCounted<PageKey>({
+        name: 'sessions.newest',
+        sql: q.SELECT_NEWEST_SESSIONS,
+        params: { ...params, newest_from: toClickHouseTime(from), limit: page.limit, offset: page.offset },
+        limits,
+      });
+      if (rowsBeforeLimit >= page.offset + page.limit || from <= window.from) return rows;
+    }
+    return undefined;
+  }
+
   return {
     /** A page of the sessions with runs in the window, by last run (newest first) then id, and how many there are. */
     async list(
       projectId: string,
-      window: TimeRange,
+      sent: TimeRange,
       page: { limit: number; offset: number },
       filters: SessionFilters,
     ): Promise<{ sessions: Session[]; total: number }> {
-      const { shape, used, params } = await windowParams(projectId, window, filters);
-      const { rows: keys, rowsBeforeLimit: total } = await ch.queryCounted<{
-        session_id: string;
-        first_run_at: string;
-        last_run_at: string;
-      }>({
-        name: 'sessions.page',
-        sql: q.selectSessionPage(shape, used),
-        params: { ...params, limit: page.limit, offset: page.offset },
-        limits,
-      });
+      const { window, shape, used, params } = await windowParams(projectId, sent, filters);
+      const numbered = shape === 'rollups' && used.length === 0;
+      const { keys, total } = (numbered && (await numberedPage(window, params, page))) || (await groupedPage());
       if (keys.length === 0) return { sessions: [], total };
-      const figures = await query<FiguresRow>(
-        'sessions.figures',
-        q.selectSessionFigures(shape, [...used, 'sessions', 'span']),
-        {
-          ...params,
-          sessions: keys.map((key) => key.session_id),
-          // ClickHouse's time strings sort as the times do.
-          span_first: keys.map((key) => key.first_run_at).sort()[0],
-          span_last: keys
-            .map((key) => key.last_run_at)
-            .sort()
-            .at(-1),
-        },
-      );
+      const figures = await query<FiguresRow>('sessions.figures', ...figuresOf(shape, used, params, keys));
       const now = clock.now();
       const bySession = new Map(figures.map((row) => [row.session_id, toSession(row, now)]));
       return {
         sessions: keys.flatMap((key) => bySession.get(key.session_id) ?? []),
         total,
       };
+
+      /** The page's keys and the count by grouping every session of the window (filters; runs not numbered). */
+      async function groupedPage(): Promise<Page> {
+        const { rows, rowsBeforeLimit } = await ch.queryCounted<PageKey>({
+          name: 'sessions.page',
+          sql: q.selectSessionPage(shape, used),
+          params: { ...params, limit: page.limit, offset: page.offset },
+          limits,
+        });
+        return { keys: rows, total: rowsBeforeLimit };
+      }
     },
 
     /** One session's figures over the window and its runs in start order (at most MAX_SESSION_RUNS); 404 if none. */
