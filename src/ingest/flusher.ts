@@ -8,9 +8,9 @@ import { inChunks } from '../chunks';
 import { isInputError, type ClickHouseStore } from '../db/clickhouse';
 import { outsideRead } from '../db/read-scope';
 import type { IngestLog, SealedSegment } from './log';
-import { linesByTable, type RunTable } from './records';
+import type { RunTable } from './records';
 import type { SessionNumbers } from '../sessions/numbers';
-import { deleteReplaced, insertLines, numberSessions, STORE_ORDER } from './store-lines';
+import { deleteReplaced, insertLines, linesToStore, STORE_ORDER } from './store-lines';
 
 // ClickHouse refuses an insert spanning more partitions than max_partitions_per_insert_block (100 by default):
 // a segment's rows are inserted in chunks of at most this many partitions, so that any mix of dates lands.
@@ -154,8 +154,7 @@ export class Flusher {
 
   private async flushSegment(segment: SealedSegment): Promise<void> {
     const startedAt = Date.now();
-    const tables = linesByTable(await this.options.log.readSegment(segment));
-    await numberSessions(tables, this.options.sessionNumbers);
+    const tables = await linesToStore(await this.options.log.readSegment(segment), this.options.sessionNumbers);
     // Within a group the tables are independent: each gets its inserts one at a time, all at once.
     for (const group of STORE_ORDER) {
       await Promise.all(

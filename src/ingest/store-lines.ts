@@ -6,7 +6,7 @@ import { dropEmptiedParts } from '../db/emptied-parts';
 import { deletionTarget } from '../db/topology';
 import { runIdentity } from '../runs/store';
 import { NO_SESSION, type SessionNumbers, type SessionOf } from '../sessions/numbers';
-import { rowOf, RUN_TABLES, type RunTable } from './records';
+import { linesByTable, rowOf, RUN_TABLES, type RunTable } from './records';
 
 /** The tables of run rows, whose lines get their session's number at the flush (`numberSessions`). */
 const NUMBERED: ReadonlySet<RunTable> = new Set(['live_runs', 'runs', 'replaced']);
@@ -23,7 +23,7 @@ const sessionColumns = (table: RunTable) => ({
  * not seen. The number goes last, after the columns of the line's format, in every format the log has had; a line
  * stored again after a crash gets the same number, so its insert's deduplication token still names the same rows.
  */
-export async function numberSessions(tables: LinesByTable, numbers: SessionNumbers): Promise<void> {
+async function numberSessions(tables: LinesByTable, numbers: SessionNumbers): Promise<void> {
   const sessions = new Map<string, SessionOf>();
   const runLines = [...NUMBERED].flatMap((table) => {
     const columns = sessionColumns(table);
@@ -43,6 +43,16 @@ export async function numberSessions(tables: LinesByTable, numbers: SessionNumbe
   for (const { lines, keys } of runLines)
     for (const [i, key] of keys.entries())
       lines[i] = `${lines[i].slice(0, -1)},${key === undefined ? NO_SESSION : numbered.get(key)}]`;
+}
+
+/**
+ * Some records' lines as they are stored, by table and partition: each run row's line with its session's number, which
+ * `insertLines` inserts with the line's other columns.
+ */
+export async function linesToStore(payloads: readonly Buffer[], numbers: SessionNumbers): Promise<LinesByTable> {
+  const tables = linesByTable(payloads);
+  await numberSessions(tables, numbers);
+  return tables;
 }
 
 // The runs of the replacing rows lose every row that is not the newest of them: re-run after a crash, it deletes

@@ -14,9 +14,9 @@ import { Batcher } from './batcher';
 import { Flusher, type PassStart } from './flusher';
 import { RunHead } from './head';
 import { IngestLog } from './log';
-import { decodeWrite, encodeWrite, linesByTable, rowsInRecord, type RunWrite } from './records';
+import { decodeWrite, encodeWrite, rowsInRecord, type RunWrite } from './records';
 import type { SessionNumbers } from '../sessions/numbers';
-import { numberSessions, storeLines, STORE_ORDER } from './store-lines';
+import { linesToStore, storeLines, STORE_ORDER } from './store-lines';
 
 /** The backlog of writes acknowledged and not yet in ClickHouse. */
 export interface Backlog {
@@ -247,8 +247,7 @@ export function openLogWriter({
  */
 export function directWriter(ch: ClickHouseStore, sessionNumbers: SessionNumbers, flushMaxRows: number): RunWriter {
   const inserts = new Batcher<Buffer, void>(async (records) => {
-    const tables = linesByTable(records);
-    await numberSessions(tables, sessionNumbers);
+    const tables = await linesToStore(records, sessionNumbers);
     // One table after the other, in the flusher's order: a 503 in the middle leaves what a retry converges from.
     for (const table of STORE_ORDER.flat()) {
       await storeLines(ch, table, [...(tables.get(table)?.values() ?? [])].flat(), { serverBatched: true });

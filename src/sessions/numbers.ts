@@ -7,7 +7,7 @@ import type { Sql } from '../db/postgres';
 /** What a row carries for "no session" (its session_id is ''). */
 export const NO_SESSION = 0;
 
-/** The numbers of some sessions of some projects, keyed by `sessionKey`; new sessions are numbered first. */
+/** The numbers of some sessions of some projects, under the caller's keys; new sessions are numbered first. */
 export type SessionNumbers = (sessions: ReadonlyMap<string, SessionOf>) => Promise<Map<string, number>>;
 export interface SessionOf {
   projectId: string;
@@ -15,7 +15,7 @@ export interface SessionOf {
 }
 
 /** A session's key in the maps: its project (as Postgres writes a UUID) and its id's UTF-8 bytes in hex. */
-export const sessionKey = (projectId: string, sessionHex: string) => `${projectId.toLowerCase()} ${sessionHex}`;
+const sessionKey = (projectId: string, sessionHex: string) => `${projectId.toLowerCase()} ${sessionHex}`;
 const hexOf = (sessionId: string) => Buffer.from(sessionId, 'utf8').toString('hex');
 
 // Numbers the sessions not numbered yet and returns the numbers of all: the ones it numbered and the ones it found.

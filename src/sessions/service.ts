@@ -1,7 +1,6 @@
 // The sessions (contract §10): a list of the sessions with runs in a window, newest last run first, and one session
 // with its runs. A session's figures count its runs of the window (those that match the list's filters). No HTTP.
-import type { Clock } from '../clock';
-import { HOUR_MS } from '../clock';
+import { HOUR_MS, type Clock } from '../clock';
 import { fromClickHouseTime, toClickHouseTime, type ClickHouseStore, type QueryLimits } from '../db/clickhouse';
 import { notFound } from '../errors';
 import { hourWindowParams, wholeHours } from '../reports/rollups';

@@ -182,6 +182,8 @@ describe('the list', () => {
       // Where runs are not numbered, the page groups the window's sessions from the `sessions` projection.
       expect(await plan(selectSessionPage('rollups', []))).toContain('ReadFromMergeTree (sessions)');
     },
+    // Building the projections of a month other test files wrote into takes longer on a busy machine.
+    120_000,
   );
 
   it('runs written before sessions were numbered are counted by grouping, beside numbered ones', async () => {
