@@ -4,8 +4,9 @@
 // from the `run_counts` projection (one row per hour, agent, status and loop flag), the partial hours at the
 // window's edges and the running runs from rows. That gives X-Total-Count, and the few hours the page's runs lie in.
 // Then the keys of the page, read from those hours alone; then the page's whole rows. The first page of all runs
-// needs no hours: its keys are the newest of the window, read beside the counts (a page filtered by a rare value
-// would read much of the window for them, so a filtered page waits for its hours).
+// needs no hours: its keys are the newest of the window, read beside the counts. A filtered first page looks in the
+// window's newest hours beside the counts (a rare value would read much of the window for its keys), and waits for
+// the counts' hours only when those hold fewer runs than the page.
 import { HOUR_MS } from '../clock';
 import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import type { Run } from '../runs/model';
@@ -268,7 +269,11 @@ export async function readRunPage(
     ]);
     return { runs, total };
   }
-  const { counts, total } = await readCounts();
+  const [{ counts, total }, newestPage] = await Promise.all([
+    readCounts(),
+    page.offset === 0 && !used.includes('q') ? readNewestPage(query, projectId, window, page.limit, used, params) : [],
+  ]);
+  if (newestPage.length === page.limit) return { runs: newestPage, total };
   const { hours: onPage, skipped } = pageHours(counts, page);
   if (onPage.length === 0) return { runs: [], total };
   // The page's hours, within the window: its keys are read there alone.
@@ -284,6 +289,47 @@ export async function readRunPage(
     page_end: page.offset - skipped + page.limit,
   });
   return { runs: await readPageRows(query, projectId, keys), total };
+}
+
+/**
+ * How far back from a window's end a filtered first page looks for its runs while the counts are read: reading in
+ * primary-key order, a common filter finds its page in the newest granules, and a rare one reads at most these hours.
+ */
+const NEWEST_SPAN_MS = 6 * HOUR_MS;
+
+/** The starts of the hours that [from, to) touches, as ClickHouse reads a DateTime. */
+function hourStarts(from: number, to: number): string[] {
+  const hours: string[] = [];
+  for (let hour = Math.floor(from / HOUR_MS) * HOUR_MS; hour < to; hour += HOUR_MS) {
+    hours.push(toClickHouseTime(new Date(hour)).slice(0, 19));
+  }
+  return hours;
+}
+
+/**
+ * A filtered first page read from the window's newest hours alone, beside its counts rather than after them: when
+ * those hours hold `limit` matching runs, they are the newest of the window, since every other match started earlier.
+ * Otherwise none, and the page is read from the hours the counts name.
+ */
+async function readNewestPage(
+  query: RunQuery,
+  projectId: string,
+  window: TimeRange,
+  limit: number,
+  used: readonly RunFilter[],
+  params: Record<string, unknown>,
+): Promise<Run[]> {
+  const to = window.to.getTime();
+  const from = Math.max(window.from.getTime(), to - NEWEST_SPAN_MS);
+  const keys = await query<PageKey>('reports.runs_newest_page_keys', selectPageKeys(used), {
+    ...params,
+    window_start: toClickHouseTime(new Date(from)),
+    hours: hourStarts(from, to),
+    limit,
+    offset: 0,
+    page_end: limit,
+  });
+  return keys.length === limit ? readPageRows(query, projectId, keys) : [];
 }
 
 /** The whole rows of a page's keys, in the keys' order. */

@@ -2,8 +2,11 @@
 // the text search `q` in each field it searches (a run's input, output and termination_detail; its steps' input,
 // output and error), never across projects.
 import { startTestApp, type TestApp } from '../support/app';
-import { expectFieldError, TEST_ENV } from '../ingest/run-helpers';
+import { expectFieldError, keyAuth, postBatch, TEST_ENV } from '../ingest/run-helpers';
+import { setUpProject } from '../support/fixtures';
 import { searchProject } from './search-data';
+
+const HOUR = 3_600_000;
 
 let app: TestApp;
 // Starting the service migrates a fresh data directory: on a busy machine that takes longer than a test.
@@ -77,6 +80,36 @@ describe('the runs list, filtered', () => {
     expect([...first.body, ...second.body].map((run: { id: string }) => run.id)).toEqual(
       ['running', 'failure', 'booking'].map((name) => project.ids[name]),
     );
+  });
+
+  // A filtered first page is looked for in the window's newest 6 hours beside the counts; with fewer matches there
+  // than the page, it is read from the hours the counts name.
+  it.each<[string, number, number[]]>([
+    ['in the newest hours alone', 2, [1, 2]],
+    ['from the newest hours and older ones', 5, [1, 2, 3, 10, 11]],
+    ['from every hour of the window', 10, [1, 2, 3, 10, 11, 12, 30]],
+  ])('finds a first page %s', async (_, limit, hoursAgo) => {
+    const { key, project: other } = await setUpProject(app);
+    const now = app.clock.now().getTime();
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const items = [1, 2, 3, 10, 11, 12, 30].flatMap((hours) =>
+      [['deep'], ['shallow']].map((tags) => ({
+        agent_name: 'planner',
+        status: 'completed',
+        timestamp: iso(now - hours * HOUR),
+        finished_at: iso(now - hours * HOUR + 1000),
+        tags,
+        input: `${tags[0]} ${hours}`,
+      })),
+    );
+    expect((await postBatch(app, key, items)).status).toBe(200);
+    const res = await app.http
+      .get(`/projects/${other.id}/agent/runs`)
+      .query({ from: iso(now - 48 * HOUR), to: iso(now), limit, tag: 'deep' })
+      .set(keyAuth(key));
+    expect(res.status).toBe(200);
+    expect(res.body.map((run: { input: string }) => run.input)).toEqual(hoursAgo.map((hours) => `deep ${hours}`));
+    expect(res.headers['x-total-count']).toBe('7');
   });
 
   it("never finds another project's runs", async () => {
