@@ -100,17 +100,45 @@ export async function checkTopology(ch: ClickHouseStore): Promise<void> {
 
 // ClickHouse's code for a setting it does not know.
 const UNKNOWN_SETTING = '115';
+// A text index added (ClickHouse 26.2 and later: before, behind an experimental setting), and an index materialized.
+const ADDS_TEXT_INDEX = /\bADD INDEX IF NOT EXISTS \w+ [\s\S]*\bTYPE text\(/;
+const MATERIALIZES_INDEX = /\bMATERIALIZE INDEX (\w+)\b/;
+
+/** Whether a table of the current database has a skip index of that name. */
+async function hasIndex(ch: ClickHouseStore, name: string): Promise<boolean> {
+  const [found] = await ch.query<{ n: number }>({
+    name: 'migrations.index',
+    sql: 'SELECT count() AS n FROM system.data_skipping_indices WHERE database = currentDatabase() AND name = {name:String}',
+    params: { name },
+  });
+  return Number(found.n) > 0;
+}
 
 /**
- * Runs a migration's statement. A table setting the server does not know yet (a newer server's tuning, such as
- * 0010's) is skipped with a warning: the table keeps the server's default, and the service works the same, slower.
+ * Why a failed statement may be skipped, or undefined when it stops the migration. A table setting the server does
+ * not know yet (a newer server's tuning, such as 0010's) leaves the table at the server's default; a text index the
+ * server cannot add (0012's, on a server before 26.2), and its materialization, leave the filters it serves reading
+ * rows. Either way the service answers the same, slower. An index's materialization is skipped only when the index
+ * is not there: one that fails on an index that is stops the migration.
  */
+async function skippable(ch: ClickHouseStore, statement: string, error: unknown): Promise<string | undefined> {
+  if (/\bMODIFY SETTING\b/.test(statement) && storeErrorCode(error) === UNKNOWN_SETTING) {
+    return 'the ClickHouse server does not know this table setting';
+  }
+  if (ADDS_TEXT_INDEX.test(statement)) return 'the ClickHouse server cannot add this text index';
+  const materialized = MATERIALIZES_INDEX.exec(statement);
+  if (materialized && !(await hasIndex(ch, materialized[1]))) return 'the index was not added';
+  return undefined;
+}
+
+/** Runs a migration's statement; one that fails for a reason of `skippable`'s is skipped with a warning. */
 export async function runClickHouseStatement(ch: ClickHouseStore, statement: string, log: Logger): Promise<void> {
   try {
     await ch.command(statement);
   } catch (error) {
-    if (!/\bMODIFY SETTING\b/.test(statement) || storeErrorCode(error) !== UNKNOWN_SETTING) throw error;
-    log.warn({ err: error, statement }, 'migration: the ClickHouse server does not know this table setting; skipped');
+    const reason = await skippable(ch, statement, error);
+    if (reason === undefined) throw error;
+    log.warn({ err: error, statement }, `migration: ${reason}; skipped`);
   }
 }
 

@@ -3,6 +3,8 @@
 // output and error), never across projects.
 import { startTestApp, type TestApp } from '../support/app';
 import { expectFieldError, keyAuth, postBatch, TEST_ENV } from '../ingest/run-helpers';
+import { hourWindowParams } from '../../src/reports/rollups';
+import { selectWholeHourCountsByRows } from '../../src/reports/run-list';
 import { setUpProject } from '../support/fixtures';
 import { searchProject } from './search-data';
 
@@ -110,6 +112,28 @@ describe('the runs list, filtered', () => {
     expect(res.status).toBe(200);
     expect(res.body.map((run: { input: string }) => run.input)).toEqual(hoursAgo.map((hours) => `deep ${hours}`));
     expect(res.headers['x-total-count']).toBe('7');
+  });
+
+  // schema/clickhouse/0012: the whole hours' count of a list filtered by array values reads their text indexes.
+  it('counts runs by tag, model and tool name through their text indexes', async () => {
+    // A read stores the project's writes first.
+    expect((await project.list({})).status).toBe(200);
+    const window = {
+      from: new Date(app.clock.now().getTime() - 48 * HOUR),
+      to: new Date(app.clock.now().getTime() + 48 * HOUR),
+    };
+    const plan = await app.stores.ch.query<{ explain: string }>({
+      name: 'test.explain',
+      sql: `EXPLAIN indexes = 1 ${selectWholeHourCountsByRows(['tag', 'model', 'tool_name'])}`,
+      params: {
+        ...hourWindowParams(project.project.id, window, app.clock.now()),
+        tag: ['prod'],
+        model: 'gpt-4o',
+        tool_name: 'search',
+      },
+    });
+    const read = plan.map((row) => row.explain).join('\n');
+    for (const index of ['tags_text', 'models_text', 'tool_names_text']) expect(read).toContain(`Name: ${index}`);
   });
 
   it("never finds another project's runs", async () => {
