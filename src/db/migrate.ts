@@ -108,7 +108,8 @@ const MATERIALIZES_INDEX = /\bMATERIALIZE INDEX (\w+)\b/;
 async function hasIndex(ch: ClickHouseStore, name: string): Promise<boolean> {
   const [found] = await ch.query<{ n: number }>({
     name: 'migrations.index',
-    sql: 'SELECT count() AS n FROM system.data_skipping_indices WHERE database = currentDatabase() AND name = {name:String}',
+    sql: `SELECT count() AS n FROM system.data_skipping_indices
+          WHERE database = currentDatabase() AND name = {name:String}`,
     params: { name },
   });
   return Number(found.n) > 0;

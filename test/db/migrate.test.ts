@@ -50,7 +50,8 @@ const indexes = async () =>
   (
     await app.stores.ch.query<{ name: string }>({
       name: 'test.indexes',
-      sql: "SELECT name FROM system.data_skipping_indices WHERE database = currentDatabase() AND table = 'migrate_test'",
+      sql: `SELECT name FROM system.data_skipping_indices
+            WHERE database = currentDatabase() AND table = 'migrate_test'`,
     })
   ).map((row) => row.name);
 
