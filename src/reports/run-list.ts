@@ -271,7 +271,9 @@ export async function readRunPage(
   }
   const [{ counts, total }, newestPage] = await Promise.all([
     readCounts(),
-    page.offset === 0 && !used.includes('q') ? readNewestPage(query, projectId, window, page.limit, used, params) : [],
+    page.offset === 0 && looksNewestFirst(used)
+      ? readNewestPage(query, projectId, window, page.limit, used, params)
+      : [],
   ]);
   if (newestPage.length === page.limit) return { runs: newestPage, total };
   const { hours: onPage, skipped } = pageHours(counts, page);
@@ -290,6 +292,15 @@ export async function readRunPage(
   });
   return { runs: await readPageRows(query, projectId, keys), total };
 }
+
+/**
+ * Whether a filtered first page looks for its runs in the window's newest hours beside the counts. Not with `q`, whose
+ * every statement searches the window's text, nor for one session's or one user's runs: few, so the newest hours
+ * seldom hold a page of them, and the look would take one of the engine's read connections from the counts (at 100 M
+ * runs, the first page filtered by session_id 105 → 129–149 ms p50 with it; BENCHMARKS.md).
+ */
+const looksNewestFirst = (used: readonly RunFilter[]) =>
+  !used.some((filter) => filter === 'q' || filter === 'session_id' || filter === 'user_id');
 
 /**
  * How far back from a window's end a filtered first page looks for its runs while the counts are read: reading in
