@@ -127,20 +127,29 @@ export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
   ${RAW_ONLY}, read_in_order_use_buffering = 0`;
 
 /**
- * The keys of the window's newest {limit:UInt64} runs, for the first page of all runs: read over the window at once,
- * beside the counts. The running side skips LIVE_NOT_FINISHED's anti-join (two thirds of this read's cost): a run
- * between its finished row and its tombstone is on both sides, unfiltered, and is kept once, as finished (`live`
- * false sorts first). Each side's newest {limit} hold the newest of their union, so the page is exact.
+ * The keys of the window's newest {limit:UInt64} runs that match filters both rows of a run match alike (SHARED_FILTERS),
+ * for a first page read beside the counts. The running side skips LIVE_NOT_FINISHED's anti-join (two thirds of this
+ * read's cost): a run between its finished row and its tombstone is on both sides, and is kept once, as finished
+ * (`live` false sorts first). Each side's newest {limit} hold the newest of their union, so the page is exact.
  */
-export const SELECT_NEWEST_KEYS = sql`
+const selectNewestKeys = (filters: readonly RunFilter[]) => sql`
   SELECT timestamp, run_id AS id, live
   FROM (
-    ${newestOfEachSide(IN_WINDOW, IN_WINDOW, '{limit:UInt64}')}
+    ${newestOfEachSide(`${IN_WINDOW}${runFilters(filters, 'live')}`, `${IN_WINDOW}${runFilters(filters, 'finished')}`, '{limit:UInt64}')}
   )
   ORDER BY ${RUN_ORDER}, live
   LIMIT 1 BY timestamp, run_id
   LIMIT {limit:UInt64}
   ${RAW_ONLY}, read_in_order_use_buffering = 0`;
+
+/** The keys of the window's newest runs, for the first page of all runs: read over the window at once. */
+export const SELECT_NEWEST_KEYS = selectNewestKeys([]);
+
+/**
+ * Filters a run's finished row and its live row match alike (its agent is the same on both), so that the newest keys
+ * need no anti-join. Others can tell the two apart (a `running` status, a cost or a tool that came with the finish).
+ */
+const SHARED_FILTERS: readonly RunFilter[] = ['agent_name'];
 
 /** A side's page rows, through the primary key (the time range of its keys) and its ids. */
 const pageRange = (side: 'finished' | 'live') => sql`
@@ -332,14 +341,19 @@ async function readNewestPage(
 ): Promise<Run[]> {
   const to = window.to.getTime();
   const from = Math.max(window.from.getTime(), to - NEWEST_SPAN_MS);
-  const keys = await query<PageKey>('reports.runs_newest_page_keys', selectPageKeys(used), {
-    ...params,
-    window_start: toClickHouseTime(new Date(from)),
-    hours: hourStarts(from, to),
-    limit,
-    offset: 0,
-    page_end: limit,
-  });
+  const shared = used.every((filter) => SHARED_FILTERS.includes(filter));
+  const keys = await query<PageKey>(
+    'reports.runs_newest_page_keys',
+    shared ? selectNewestKeys(used) : selectPageKeys(used),
+    {
+      ...params,
+      window_start: toClickHouseTime(new Date(from)),
+      hours: hourStarts(from, to),
+      limit,
+      offset: 0,
+      page_end: limit,
+    },
+  );
   return keys.length === limit ? readPageRows(query, projectId, keys) : [];
 }
 

@@ -41,6 +41,12 @@ it('the run list shows it once, finished, and counts it once', async () => {
   expect(res.body.map((run: { status: string }) => run.status)).toEqual(['running', 'completed']);
   const running = await get('runs', { ...window, status: 'running' });
   expect([running.headers['x-total-count'], running.body.length]).toEqual(['1', 1]);
+  // An agent's first page is read from the newest keys of both sides, the run kept once (as the page of all runs).
+  for (const limit of [2, 3]) {
+    const byAgent = await get('runs', { ...window, agent_name: 'planner', limit });
+    expect(byAgent.headers['x-total-count']).toBe('2');
+    expect(byAgent.body.map((run: { status: string }) => run.status)).toEqual(['running', 'completed']);
+  }
 });
 
 it('summary, health and the alert signals count it once, as finished', async () => {
