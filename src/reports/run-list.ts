@@ -127,15 +127,20 @@ export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
   ${RAW_ONLY}, read_in_order_use_buffering = 0`;
 
 /**
- * The keys of the window's newest {limit:UInt64} runs that match filters both rows of a run match alike (SHARED_FILTERS),
- * for a first page read beside the counts. The running side skips LIVE_NOT_FINISHED's anti-join (two thirds of this
- * read's cost): a run between its finished row and its tombstone is on both sides, and is kept once, as finished
- * (`live` false sorts first). Each side's newest {limit} hold the newest of their union, so the page is exact.
+ * The keys of the window's newest {limit:UInt64} runs that match filters both rows of a run match alike
+ * (SHARED_FILTERS), for a first page read beside the counts. The running side skips LIVE_NOT_FINISHED's anti-join
+ * (two thirds of this read's cost): a run between its finished row and its tombstone is on both sides, and is kept
+ * once, as finished (`live` false sorts first). Each side's newest {limit} hold the newest of their union, so the page
+ * is exact.
  */
 const selectNewestKeys = (filters: readonly RunFilter[]) => sql`
   SELECT timestamp, run_id AS id, live
   FROM (
-    ${newestOfEachSide(`${IN_WINDOW}${runFilters(filters, 'live')}`, `${IN_WINDOW}${runFilters(filters, 'finished')}`, '{limit:UInt64}')}
+    ${newestOfEachSide(
+      `${IN_WINDOW}${runFilters(filters, 'live')}`,
+      `${IN_WINDOW}${runFilters(filters, 'finished')}`,
+      '{limit:UInt64}',
+    )}
   )
   ORDER BY ${RUN_ORDER}, live
   LIMIT 1 BY timestamp, run_id
