@@ -133,7 +133,7 @@ export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
  * once, as finished (`live` false sorts first). Each side's newest {limit} hold the newest of their union, so the page
  * is exact.
  */
-const selectNewestKeys = (filters: readonly RunFilter[]) => sql`
+export const selectNewestKeys = (filters: readonly RunFilter[]) => sql`
   SELECT timestamp, run_id AS id, live
   FROM (
     ${newestOfEachSide(
@@ -146,9 +146,6 @@ const selectNewestKeys = (filters: readonly RunFilter[]) => sql`
   LIMIT 1 BY timestamp, run_id
   LIMIT {limit:UInt64}
   ${RAW_ONLY}, read_in_order_use_buffering = 0`;
-
-/** The keys of the window's newest runs, for the first page of all runs: read over the window at once. */
-export const SELECT_NEWEST_KEYS = selectNewestKeys([]);
 
 /**
  * Filters a run's finished row and its live row match alike (its agent is the same on both), so that the newest keys
@@ -273,23 +270,13 @@ export async function readRunPage(
 ): Promise<{ runs: Run[]; total: number }> {
   const { used, params } = listParams(projectId, window, filters, now);
   const readCounts = () => readHourCounts(query, projectId, window, filters, now);
-  if (page.offset === 0 && used.length === 0) {
-    // The page's rows follow its keys while the counts are still read.
-    const [{ total }, runs] = await Promise.all([
-      readCounts(),
-      query<PageKey>('reports.runs_newest_keys', SELECT_NEWEST_KEYS, { ...params, limit: page.limit }).then((keys) =>
-        readPageRows(query, projectId, keys),
-      ),
-    ]);
-    return { runs, total };
-  }
   const [{ counts, total }, newestPage] = await Promise.all([
     readCounts(),
     page.offset === 0 && looksNewestFirst(used)
       ? readNewestPage(query, projectId, window, page.limit, used, params)
-      : [],
+      : undefined,
   ]);
-  if (newestPage.length === page.limit) return { runs: newestPage, total };
+  if (newestPage) return { runs: newestPage, total };
   const { hours: onPage, skipped } = pageHours(counts, page);
   if (onPage.length === 0) return { runs: [], total };
   // The page's hours, within the window: its keys are read there alone.
@@ -332,9 +319,10 @@ function hourStarts(from: number, to: number): string[] {
 }
 
 /**
- * A filtered first page read from the window's newest hours alone, beside its counts rather than after them: when
- * those hours hold `limit` matching runs, they are the newest of the window, since every other match started earlier.
- * Otherwise none, and the page is read from the hours the counts name.
+ * A first page read from the window's newest runs, beside its counts rather than after them: all of the window without
+ * filters (every run matches, and the read in primary-key order stops at the page), else its newest hours alone
+ * (NEWEST_SPAN_MS). When the keys found fill the page, or were looked for in the whole window, they are the page: every
+ * other match started earlier. Otherwise undefined, and the page is read from the hours the counts name.
  */
 async function readNewestPage(
   query: RunQuery,
@@ -343,23 +331,25 @@ async function readNewestPage(
   limit: number,
   used: readonly RunFilter[],
   params: Record<string, unknown>,
-): Promise<Run[]> {
+): Promise<Run[] | undefined> {
   const to = window.to.getTime();
-  const from = Math.max(window.from.getTime(), to - NEWEST_SPAN_MS);
-  const shared = used.every((filter) => SHARED_FILTERS.includes(filter));
-  const keys = await query<PageKey>(
-    'reports.runs_newest_page_keys',
-    shared ? selectNewestKeys(used) : selectPageKeys(used),
-    {
-      ...params,
-      window_start: toClickHouseTime(new Date(from)),
-      hours: hourStarts(from, to),
-      limit,
-      offset: 0,
-      page_end: limit,
-    },
-  );
-  return keys.length === limit ? readPageRows(query, projectId, keys) : [];
+  const from = used.length === 0 ? window.from.getTime() : Math.max(window.from.getTime(), to - NEWEST_SPAN_MS);
+  const start = toClickHouseTime(new Date(from));
+  const keys = used.every((filter) => SHARED_FILTERS.includes(filter))
+    ? await query<PageKey>('reports.runs_newest_keys', selectNewestKeys(used), {
+        ...params,
+        window_start: start,
+        limit,
+      })
+    : await query<PageKey>('reports.runs_newest_page_keys', selectPageKeys(used), {
+        ...params,
+        window_start: start,
+        hours: hourStarts(from, to),
+        limit,
+        offset: 0,
+        page_end: limit,
+      });
+  return keys.length === limit || from === window.from.getTime() ? readPageRows(query, projectId, keys) : undefined;
 }
 
 /** The whole rows of a page's keys, in the keys' order. */

@@ -8,10 +8,10 @@ import { selectBucketCounts, selectDurationCounts, type SideStatement } from '..
 import * as q from '../../src/reports/queries';
 import { selectExport } from '../../src/reports/run-export';
 import {
-  SELECT_NEWEST_KEYS,
   selectFinishedHourCounts,
   selectLiveHourCounts,
   selectWholeHourCountsByRows,
+  selectNewestKeys,
   selectPageKeys,
   selectPageRows,
 } from '../../src/reports/run-list';
@@ -35,7 +35,7 @@ const STATEMENTS: Record<string, string> = {
   'runs.per-hour': selectFinishedHourCounts(['agent_name', 'status', 'loop_detected']),
   'runs.per-hour.running': selectLiveHourCounts(['agent_name', 'status', 'loop_detected']),
   'runs.page-keys': selectPageKeys(['agent_name', 'status', 'loop_detected']),
-  'runs.newest-keys': SELECT_NEWEST_KEYS,
+  'runs.newest-keys': selectNewestKeys([]),
   'runs.page-rows': selectPageRows(['finished', 'live']),
   'runs.page-rows.live': selectPageRows(['live']),
   // Finding runs (contract §11): filters counted from rows, the text search's keys; the export, with steps.
