@@ -3,10 +3,11 @@
 // A page reads what it returns, not the window. First, how many runs match per hour, newest first: the whole hours
 // from the `run_counts` projection (one row per hour, agent, status and loop flag), the partial hours at the
 // window's edges and the running runs from rows. That gives X-Total-Count, and the few hours the page's runs lie in.
-// Then the keys of the page, read from those hours alone; then the page's whole rows. The first page of all runs
-// needs no hours: its keys are the newest of the window, read beside the counts. A filtered first page looks in the
-// window's newest hours beside the counts (a rare value would read much of the window for its keys), and waits for
-// the counts' hours only when those hold fewer runs than the page.
+// Then the keys of the page, read from those hours alone; then the page's whole rows. The pages within the newest
+// 1,000 runs need no hours: without filters their keys are the newest of the window, read beside the counts; with
+// filters they are looked for in the window's newest hours beside the counts (a rare value would read much of the
+// window for its keys), and wait for the counts' hours only when those hold fewer runs than the page. A page found so
+// needs only the total, which filters without a projection count for less than their hours (selectFinishedTotal).
 import { HOUR_MS } from '../clock';
 import { fromClickHouseTime, toClickHouseTime } from '../db/clickhouse';
 import type { Run } from '../runs/model';
@@ -88,6 +89,22 @@ export const selectLiveHourCounts = (filters: readonly RunFilter[]) => sql`
   GROUP BY hour
   ${RAW_ONLY}`;
 
+/**
+ * How many finished runs of the window match, in all, reading the filters' columns alone: the window's granules are
+ * chosen by the primary key (indexHint: its condition selects granules and filters no row), and the rows of those
+ * granules outside the window, which only the granules at its ends hold, are counted apart and taken off (their
+ * granules chosen by both conditions). Reading project_id and timestamp for every row was most of a count by rows: at
+ * 10 M runs, 30 days filtered by cost and duration 102 → 60–75 ms, by a tag and a tool 65–78 → 39–41 (BENCHMARKS.md).
+ */
+export const selectFinishedTotal = (filters: readonly RunFilter[]) => sql`
+  SELECT
+    (SELECT count() FROM runs
+     WHERE indexHint(${IN_WINDOW})${runFilters(filters, 'finished')})
+    - (SELECT count() FROM runs
+       WHERE indexHint(${IN_WINDOW})${runFilters(filters, 'finished')}
+         AND NOT (${IN_WINDOW})) AS runs
+  ${RAW_ONLY}`;
+
 // Ids sort by their canonical string form (ClickHouse orders UUID values differently).
 const RUN_ORDER = 'timestamp DESC, run_id DESC';
 const IN_PAGE_HOURS = `${HOUR} IN {hours:Array(DateTime('UTC'))}`;
@@ -127,11 +144,11 @@ export const selectPageKeys = (filters: readonly RunFilter[]) => sql`
   ${RAW_ONLY}, read_in_order_use_buffering = 0`;
 
 /**
- * The keys of the window's newest {limit:UInt64} runs that match filters both rows of a run match alike
- * (SHARED_FILTERS), for a first page read beside the counts. The running side skips LIVE_NOT_FINISHED's anti-join
+ * The keys of the runs at [offset, offset + limit) of the window's newest that match filters both rows of a run match
+ * alike (SHARED_FILTERS), for a page read beside the counts. The running side skips LIVE_NOT_FINISHED's anti-join
  * (two thirds of this read's cost): a run between its finished row and its tombstone is on both sides, and is kept
- * once, as finished (`live` false sorts first). Each side's newest {limit} hold the newest of their union, so the page
- * is exact.
+ * once, as finished (`live` false sorts first). Each side's newest {page_end} hold the newest of their union, so the
+ * page is exact.
  */
 export const selectNewestKeys = (filters: readonly RunFilter[]) => sql`
   SELECT timestamp, run_id AS id, live
@@ -139,12 +156,12 @@ export const selectNewestKeys = (filters: readonly RunFilter[]) => sql`
     ${newestOfEachSide(
       `${IN_WINDOW}${runFilters(filters, 'live')}`,
       `${IN_WINDOW}${runFilters(filters, 'finished')}`,
-      '{limit:UInt64}',
+      '{page_end:UInt64}',
     )}
   )
   ORDER BY ${RUN_ORDER}, live
   LIMIT 1 BY timestamp, run_id
-  LIMIT {limit:UInt64}
+  LIMIT {limit:UInt64} OFFSET {offset:UInt64}
   ${RAW_ONLY}, read_in_order_use_buffering = 0`;
 
 /**
@@ -259,6 +276,18 @@ export async function readHourCounts(
   return { counts, total: counts.reduce((sum, { runs }) => sum + runs, 0) };
 }
 
+/**
+ * How many runs of the window match filters that need their hours counted from rows, in all: the finished runs'
+ * total (selectFinishedTotal) and the running runs', read at once: what a page found among the newest runs needs.
+ */
+async function readTotal(query: RunQuery, used: readonly RunFilter[], params: Record<string, unknown>) {
+  const [finished, running] = await Promise.all([
+    query<{ runs: number }>('reports.runs_total', selectFinishedTotal(used), params),
+    query<HourCount>('reports.running_runs_per_hour', selectLiveHourCounts(used), params),
+  ]);
+  return [...finished, ...running].reduce((sum, { runs }) => sum + Number(runs), 0);
+}
+
 /** A page of the runs of a window that match the filters, newest first, and how many match in all. */
 export async function readRunPage(
   query: RunQuery,
@@ -270,13 +299,18 @@ export async function readRunPage(
 ): Promise<{ runs: Run[]; total: number }> {
   const { used, params } = listParams(projectId, window, filters, now);
   const readCounts = () => readHourCounts(query, projectId, window, filters, now);
-  const [{ counts, total }, newestPage] = await Promise.all([
-    readCounts(),
-    page.offset === 0 && looksNewestFirst(used)
-      ? readNewestPage(query, projectId, window, page.limit, used, params)
-      : undefined,
-  ]);
-  if (newestPage) return { runs: newestPage, total };
+  const lookNewest = page.offset + page.limit <= NEWEST_LOOK_RUNS && looksNewestFirst(used);
+  // A page found among the newest runs needs the total alone, which costs less than the hours' counts when those
+  // are read from rows; the hours are counted only if the page is not found there.
+  const counting = lookNewest && countedByRows(used) ? undefined : readCounts();
+  if (lookNewest) {
+    const [total, newestPage] = await Promise.all([
+      counting ? counting.then((counted) => counted.total) : readTotal(query, used, params),
+      readNewestPage(query, projectId, window, page, used, params),
+    ]);
+    if (newestPage) return { runs: newestPage, total };
+  }
+  const { counts, total } = await (counting ?? readCounts());
   const { hours: onPage, skipped } = pageHours(counts, page);
   if (onPage.length === 0) return { runs: [], total };
   // The page's hours, within the window: its keys are read there alone.
@@ -295,7 +329,13 @@ export async function readRunPage(
 }
 
 /**
- * Whether a filtered first page looks for its runs in the window's newest hours beside the counts. Not with `q`, whose
+ * How deep into the list a page is looked for among the newest runs (readNewestPage): the pages a reader turns to
+ * from the first. The look reads the keys of every run before the page's, as many as the largest page holds.
+ */
+const NEWEST_LOOK_RUNS = 1000;
+
+/**
+ * Whether a filtered page looks for its runs in the window's newest hours beside the counts. Not with `q`, whose
  * every statement searches the window's text, nor for one session's or one user's runs: few, so the newest hours
  * seldom hold a page of them, and the look would take one of the engine's read connections from the counts (at 100 M
  * runs, the first page filtered by session_id 105 → 129–149 ms p50 with it; BENCHMARKS.md).
@@ -304,7 +344,7 @@ const looksNewestFirst = (used: readonly RunFilter[]) =>
   !used.some((filter) => filter === 'q' || filter === 'session_id' || filter === 'user_id');
 
 /**
- * How far back from a window's end a filtered first page looks for its runs while the counts are read: reading in
+ * How far back from a window's end a filtered page looks for its runs while the counts are read: reading in
  * primary-key order, a common filter finds its page in the newest granules, and a rare one reads at most these hours.
  */
 const NEWEST_SPAN_MS = 6 * HOUR_MS;
@@ -319,7 +359,7 @@ function hourStarts(from: number, to: number): string[] {
 }
 
 /**
- * A first page read from the window's newest runs, beside its counts rather than after them: all of the window without
+ * A page read from the window's newest runs, beside its counts rather than after them: all of the window without
  * filters (every run matches, and the read in primary-key order stops at the page), else its newest hours alone
  * (NEWEST_SPAN_MS). When the keys found fill the page, or were looked for in the whole window, they are the page: every
  * other match started earlier. Otherwise undefined, and the page is read from the hours the counts name.
@@ -328,7 +368,7 @@ async function readNewestPage(
   query: RunQuery,
   projectId: string,
   window: TimeRange,
-  limit: number,
+  { limit, offset }: Page,
   used: readonly RunFilter[],
   params: Record<string, unknown>,
 ): Promise<Run[] | undefined> {
@@ -340,14 +380,16 @@ async function readNewestPage(
         ...params,
         window_start: start,
         limit,
+        offset,
+        page_end: offset + limit,
       })
     : await query<PageKey>('reports.runs_newest_page_keys', selectPageKeys(used), {
         ...params,
         window_start: start,
         hours: hourStarts(from, to),
         limit,
-        offset: 0,
-        page_end: limit,
+        offset,
+        page_end: offset + limit,
       });
   return keys.length === limit || from === window.from.getTime() ? readPageRows(query, projectId, keys) : undefined;
 }

@@ -95,6 +95,9 @@ const scenario = (now: number) =>
           agent_name: fc.constantFrom(...AGENTS),
           status: fc.constantFrom('running', 'completed', 'failed'),
           loop_detected: fc.boolean(),
+          // Filters counted from rows (the list's total by selectFinishedTotal when its page is among the newest).
+          min_duration_ms: fc.constantFrom(1, 1000, 60_000),
+          tool_name: fc.constantFrom('search', 'fetch'),
         },
         { requiredKeys: [] },
       ),
@@ -322,6 +325,12 @@ it(
                 kase.filter.status === undefined || (run.finished ? run.status : 'running') === kase.filter.status,
             )
             .filter((run) => kase.filter.loop_detected === undefined || run.loop === kase.filter.loop_detected)
+            .filter(
+              (run) =>
+                kase.filter.min_duration_ms === undefined ||
+                (run.finished && run.duration >= kase.filter.min_duration_ms),
+            )
+            .filter((run) => kase.filter.tool_name === undefined || toolNamesOf(run).includes(kase.filter.tool_name))
             .sort((a, b) => b.start - a.start || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
           const page = await get('runs', { ...window, ...kase.filter, ...kase.page });
           expect(Number(page.headers['x-total-count'])).toBe(matching.length);

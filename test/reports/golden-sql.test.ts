@@ -9,6 +9,7 @@ import * as q from '../../src/reports/queries';
 import { selectExport } from '../../src/reports/run-export';
 import {
   selectFinishedHourCounts,
+  selectFinishedTotal,
   selectLiveHourCounts,
   selectWholeHourCountsByRows,
   selectNewestKeys,
@@ -41,6 +42,7 @@ const STATEMENTS: Record<string, string> = {
   // Finding runs (contract §11): filters counted from rows, the text search's keys; the export, with steps.
   'runs.per-hour.search': selectFinishedHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
   'runs.per-whole-hour.search': selectWholeHourCountsByRows(['tag', 'tool_name', 'min_duration_ms', 'max_cost_usd']),
+  'runs.total.search': selectFinishedTotal(['tag', 'tool_name', 'min_duration_ms', 'max_cost_usd']),
   'runs.per-hour.running.search': selectLiveHourCounts(['tag', 'model', 'min_duration_ms', 'max_cost_usd', 'q']),
   'runs.export.steps': selectExport({ tag: ['prod'], q: 'refund' }, 'native', true),
   'runs.export.csv': selectExport({}, 'json', false),

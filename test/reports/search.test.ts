@@ -84,13 +84,16 @@ describe('the runs list, filtered', () => {
     );
   });
 
-  // A filtered first page is looked for in the window's newest 6 hours beside the counts; with fewer matches there
-  // than the page, it is read from the hours the counts name.
-  it.each<[string, number, number[]]>([
-    ['in the newest hours alone', 2, [1, 2]],
-    ['from the newest hours and older ones', 5, [1, 2, 3, 10, 11]],
-    ['from every hour of the window', 10, [1, 2, 3, 10, 11, 12, 30]],
-  ])('finds a first page %s', async (_, limit, hoursAgo) => {
+  // A filtered page within the newest 1,000 runs is looked for in the window's newest 6 hours beside the counts; with
+  // fewer matches there than the page's end, it is read from the hours the counts name.
+  it.each<[string, number, number, number[]]>([
+    ['a first page in the newest hours alone', 2, 0, [1, 2]],
+    ['a first page from the newest hours and older ones', 5, 0, [1, 2, 3, 10, 11]],
+    ['a first page from every hour of the window', 10, 0, [1, 2, 3, 10, 11, 12, 30]],
+    ['a later page in the newest hours alone', 2, 1, [2, 3]],
+    ['a later page from the newest hours and older ones', 2, 2, [3, 10]],
+    ['a later page past the newest hours', 2, 4, [11, 12]],
+  ])('finds %s', async (_, limit, offset, hoursAgo) => {
     const { key, project: other } = await setUpProject(app);
     const now = app.clock.now().getTime();
     const iso = (ms: number) => new Date(ms).toISOString();
@@ -107,11 +110,59 @@ describe('the runs list, filtered', () => {
     expect((await postBatch(app, key, items)).status).toBe(200);
     const res = await app.http
       .get(`/projects/${other.id}/agent/runs`)
-      .query({ from: iso(now - 48 * HOUR), to: iso(now), limit, tag: 'deep' })
+      .query({ from: iso(now - 48 * HOUR), to: iso(now), limit, offset, tag: 'deep' })
       .set(keyAuth(key));
     expect(res.status).toBe(200);
     expect(res.body.map((run: { input: string }) => run.input)).toEqual(hoursAgo.map((hours) => `deep ${hours}`));
     expect(res.headers['x-total-count']).toBe('7');
+  });
+
+  // A page found among the newest runs takes its total from selectFinishedTotal, which picks the window's granules
+  // by the primary key alone and takes off the rows of those granules outside the window: here one granule holds
+  // them all, another project's runs and this project's just outside the window's edges.
+  it('counts the matches of the window alone, not the rows beside them in its granules', async () => {
+    const [mine, theirs] = [await setUpProject(app), await setUpProject(app)];
+    const to = Math.floor(app.clock.now().getTime() / HOUR) * HOUR - HOUR;
+    // A window within the newest 6 hours: its newest runs are all of it, so a page is always found among them.
+    const from = to - 4 * HOUR;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const run = (start: number, cost: number) => ({
+      agent_name: 'planner',
+      status: 'completed',
+      timestamp: iso(start),
+      finished_at: iso(start + 1000),
+      total_cost_usd: cost,
+    });
+    const edges = [from - 1, from, from + 1, to - 1, to, to + 1];
+    // Both projects' batches go to ClickHouse in one insert: one part, one granule.
+    const posted = await Promise.all(
+      [mine, theirs].map(({ key }) =>
+        postBatch(
+          app,
+          key,
+          edges.map((start) => run(start, 2)),
+        ),
+      ),
+    );
+    expect(posted.map((res) => res.status)).toEqual([200, 200]);
+    const list = (query: Record<string, string | number>) =>
+      app.http
+        .get(`/projects/${mine.project.id}/agent/runs`)
+        .query({ from: iso(from), to: iso(to), ...query })
+        .set(keyAuth(mine.key));
+    const pages: Record<string, string | number>[] = [
+      { min_cost_usd: '1' },
+      { min_cost_usd: '1', limit: 1, offset: 2 },
+    ];
+    for (const query of pages) {
+      const res = await list(query);
+      expect(res.status).toBe(200);
+      expect(res.headers['x-total-count']).toBe('3');
+    }
+    expect((await list({ min_cost_usd: '1' })).body.map((r: { timestamp: string }) => r.timestamp)).toEqual(
+      [to - 1, from + 1, from].map(iso),
+    );
+    expect((await list({ min_cost_usd: '3' })).headers['x-total-count']).toBe('0');
   });
 
   // schema/clickhouse/0012: the whole hours' count of a list filtered by array values reads their text indexes.
