@@ -147,9 +147,9 @@ async function time(label: string, urls: readonly string[], token: string): Prom
   let matches = '';
   for (const url of urls) {
     const before = performance.now();
-    const { headers } = await call(url, { token });
+    const { headers, status } = await call(url, { token });
     wall.push(performance.now() - before);
-    matches = headers.get('x-total-count') ?? '';
+    matches = headers.get('x-total-count') ?? `HTTP ${status}`;
   }
   wall.sort((a, b) => a - b);
   const timing = { label, p50: rank(wall, 0.5), p95: rank(wall, 0.95), matches };
